@@ -1,0 +1,88 @@
+/**
+ * The composition root: the only place that picks the store and wires the
+ * store, the change feed, the services and the HTTP adapter together.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.ts';
+import { ChangeFeed } from './messages/change-feed.ts';
+import { IdempotencyService } from './messages/idempotency.ts';
+import { MessageService } from './messages/message-service.ts';
+import type { MessageStore } from './messages/message-store.ts';
+import { buildHttpApp } from './http/http-app.ts';
+import { createStore } from './store/create-store.ts';
+import { createLogger } from './logger.ts';
+
+export interface AppOptions {
+  /** A store to use instead of the one DATABASE_URL names (tests). */
+  readonly store?: MessageStore;
+  readonly now?: () => Date;
+  readonly logStream?: NodeJS.WritableStream;
+}
+
+export interface App {
+  readonly http: FastifyInstance;
+  readonly store: MessageStore;
+  readonly feed: ChangeFeed;
+  /** /readyz turns 503 from here on. */
+  beginShutdown(): void;
+  /** Stops in reverse order of start: HTTP (in-flight requests finish), feed, store. */
+  close(): Promise<void>;
+}
+
+/** How often expired changes and idempotency outcomes are purged. */
+const PURGE_INTERVAL_MS = 10 * 60_000;
+
+export async function buildApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const now = options.now ?? (() => new Date());
+  let stopping = false;
+  const log = createLogger(config.logLevel, options.logStream);
+
+  const store = options.store ?? createStore(config, log);
+  await store.migrate();
+  const changeFeed = new ChangeFeed(store, (err) => log.error({ err }, 'change feed read failed'));
+  const service = new MessageService({
+    store,
+    newId: () => uuidv7(),
+    now,
+    onChange: () => changeFeed.wake(),
+  });
+  const idempotency = new IdempotencyService(store, now, config.idempotencyTtlHours);
+
+  const http = await buildHttpApp({
+    config,
+    service,
+    idempotency,
+    ping: () => store.ping(),
+    isStopping: () => stopping,
+    logger: log,
+  });
+  await changeFeed.start();
+
+  const purge = () => {
+    const t = now().getTime();
+    store
+      .purge(
+        new Date(t - config.eventsRetentionHours * 3_600_000),
+        new Date(t - config.idempotencyTtlHours * 3_600_000),
+      )
+      .catch((err: unknown) => log.error({ err }, 'purge failed'));
+  };
+  const purgeTimer = setInterval(purge, PURGE_INTERVAL_MS);
+  purgeTimer.unref();
+  return {
+    http,
+    store,
+    feed: changeFeed,
+    beginShutdown: () => {
+      stopping = true;
+    },
+    close: async () => {
+      stopping = true;
+      clearInterval(purgeTimer);
+      await http.close();
+      await changeFeed.stop();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,389 @@
+/**
+ * The only reader of the environment and the command line. Every setting is
+ * parsed and checked here once, at start-up; the result is frozen and passed
+ * down. A flag (`--port 3001`) wins over the variable (`PORT=3001`).
+ */
+import { parseArgs } from 'node:util';
+
+export type SqliteSynchronous = 'full' | 'normal' | 'off';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface RateLimit {
+  readonly max: number;
+  readonly windowSeconds: number;
+}
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  readonly logLevel: LogLevel;
+  /** Largest accepted request body, in bytes. */
+  readonly bodyLimit: number;
+  readonly sqliteSynchronous: SqliteSynchronous;
+  readonly pgPoolSize: number;
+  /** How long one store operation may take before the request gets a 503. */
+  readonly storeTimeoutMs: number;
+  readonly idempotencyTtlHours: number;
+  readonly eventsMaxStreams: number;
+  readonly eventsRetentionHours: number;
+  readonly eventsHeartbeatMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly rateLimitWrite: RateLimit | null;
+  readonly rateLimitRead: RateLimit | null;
+  readonly authJwtSecret: string | null;
+  readonly authJwksUrl: string | null;
+  readonly authIssuer: string | null;
+  readonly authAudience: string | null;
+  readonly authAdminClaim: string;
+  readonly authAdminValue: string;
+  readonly authDevTokens: boolean;
+  readonly metricsToken: string | null;
+  readonly corsOrigins: readonly string[];
+  readonly trustProxy: boolean;
+  readonly redisUrl: string | null;
+  readonly maxConnections: number;
+  readonly requestTimeoutMs: number;
+}
+
+/** The settings that a bad value stops the start for, with one line that says why. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+interface Setting<K extends keyof Config> {
+  readonly key: K;
+  readonly env: string;
+  readonly defaultValue: string;
+  readonly description: string;
+  readonly parse: (raw: string) => Config[K];
+}
+
+function integer(min: number, max: number) {
+  return (raw: string): number => {
+    if (!/^\d+$/.test(raw)) throw new ConfigError(`must be a whole number ${min}-${max}`);
+    const value = Number(raw);
+    if (value < min || value > max) throw new ConfigError(`must be a whole number ${min}-${max}`);
+    return value;
+  };
+}
+
+function oneOf<T extends string>(...values: T[]) {
+  return (raw: string): T => {
+    const lower = raw.toLowerCase();
+    const found = values.find((v) => v === lower);
+    if (found === undefined) throw new ConfigError(`must be one of ${values.join(', ')}`);
+    return found;
+  };
+}
+
+function optionalString(raw: string): string | null {
+  return raw === '' ? null : raw;
+}
+
+function boolean(raw: string): boolean {
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off|)$/i.test(raw)) return false;
+  throw new ConfigError('must be true or false');
+}
+
+function rateLimit(raw: string): RateLimit | null {
+  if (raw.toLowerCase() === 'off') return null;
+  const match = /^(\d+)\/(\d+)$/.exec(raw);
+  if (!match) throw new ConfigError("must be '<requests>/<seconds>' or 'off'");
+  const max = Number(match[1]);
+  const windowSeconds = Number(match[2]);
+  if (max < 1 || windowSeconds < 1)
+    throw new ConfigError('requests and seconds must be at least 1');
+  return { max, windowSeconds };
+}
+
+function databaseUrl(raw: string): string {
+  if (raw === 'sqlite::memory:' || /^sqlite:.+/.test(raw)) return raw;
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError('is not a valid postgres:// URL');
+    }
+    return raw;
+  }
+  throw new ConfigError("must be 'sqlite:<file>', 'sqlite::memory:' or 'postgres://...'");
+}
+
+function url(raw: string): string | null {
+  if (raw === '') return null;
+  try {
+    new URL(raw);
+  } catch {
+    throw new ConfigError('is not a valid URL');
+  }
+  return raw;
+}
+
+function list(raw: string): readonly string[] {
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+function host(raw: string): string {
+  if (raw === '' || /\s/.test(raw)) throw new ConfigError('must be a host name or address');
+  return raw;
+}
+
+function define<K extends keyof Config>(setting: Setting<K>): Setting<K> {
+  return setting;
+}
+
+/** Every setting, its variable, default and meaning: the README's table is this list. */
+export const settings = [
+  define({
+    key: 'port',
+    env: 'PORT',
+    defaultValue: '3000',
+    description: 'TCP port (0 picks a free one)',
+    parse: integer(0, 65535),
+  }),
+  define({
+    key: 'host',
+    env: 'HOST',
+    defaultValue: '127.0.0.1',
+    description: 'address to listen on',
+    parse: host,
+  }),
+  define({
+    key: 'databaseUrl',
+    env: 'DATABASE_URL',
+    defaultValue: 'sqlite:data/messages.db',
+    description: "'sqlite:<file>', 'sqlite::memory:' or 'postgres://user:pass@host:port/db'",
+    parse: databaseUrl,
+  }),
+  define({
+    key: 'logLevel',
+    env: 'LOG_LEVEL',
+    defaultValue: 'info',
+    description: 'pino log level',
+    parse: oneOf<LogLevel>('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'),
+  }),
+  define({
+    key: 'bodyLimit',
+    env: 'BODY_LIMIT',
+    defaultValue: '65536',
+    description: 'largest request body in bytes',
+    parse: integer(1024, 10 * 1024 * 1024),
+  }),
+  define({
+    key: 'sqliteSynchronous',
+    env: 'SQLITE_SYNCHRONOUS',
+    defaultValue: 'full',
+    description:
+      "SQLite 'synchronous' pragma: full (fsync every commit, power-loss safe), normal or off",
+    parse: oneOf<SqliteSynchronous>('full', 'normal', 'off'),
+  }),
+  define({
+    key: 'pgPoolSize',
+    env: 'PG_POOL_SIZE',
+    defaultValue: '10',
+    description: 'PostgreSQL connections per instance',
+    parse: integer(1, 1000),
+  }),
+  define({
+    key: 'storeTimeoutMs',
+    env: 'STORE_TIMEOUT_MS',
+    defaultValue: '5000',
+    description: 'longest wait for the store before a 503',
+    parse: integer(100, 600_000),
+  }),
+  define({
+    key: 'idempotencyTtlHours',
+    env: 'IDEMPOTENCY_TTL_HOURS',
+    defaultValue: '24',
+    description: 'how long Idempotency-Key outcomes are kept',
+    parse: integer(24, 24 * 365),
+  }),
+  define({
+    key: 'eventsMaxStreams',
+    env: 'EVENTS_MAX_STREAMS',
+    defaultValue: '10000',
+    description: 'cap on open event streams per instance (503 past it)',
+    parse: integer(1, 1_000_000),
+  }),
+  define({
+    key: 'eventsRetentionHours',
+    env: 'EVENTS_RETENTION_HOURS',
+    defaultValue: '168',
+    description: 'how long the change log keeps changes for resuming streams',
+    parse: integer(1, 24 * 3650),
+  }),
+  define({
+    key: 'eventsHeartbeatMs',
+    env: 'EVENTS_HEARTBEAT_MS',
+    defaultValue: '15000',
+    description: 'interval of heartbeat comments on event streams',
+    parse: integer(100, 15_000),
+  }),
+  define({
+    key: 'shutdownTimeoutMs',
+    env: 'SHUTDOWN_TIMEOUT_MS',
+    defaultValue: '10000',
+    description: 'longest graceful shutdown before a forced exit',
+    parse: integer(100, 600_000),
+  }),
+  define({
+    key: 'rateLimitWrite',
+    env: 'RATE_LIMIT_WRITE',
+    defaultValue: '50/10',
+    description: "write budget per client, '<requests>/<seconds>' or 'off'",
+    parse: rateLimit,
+  }),
+  define({
+    key: 'rateLimitRead',
+    env: 'RATE_LIMIT_READ',
+    defaultValue: '600/10',
+    description: "read budget per client, '<requests>/<seconds>' or 'off'",
+    parse: rateLimit,
+  }),
+  define({
+    key: 'authJwtSecret',
+    env: 'AUTH_JWT_SECRET',
+    defaultValue: '',
+    description: 'HS256 secret; turns authentication on',
+    parse: optionalString,
+  }),
+  define({
+    key: 'authJwksUrl',
+    env: 'AUTH_JWKS_URL',
+    defaultValue: '',
+    description: 'JWKS URL; turns authentication on',
+    parse: url,
+  }),
+  define({
+    key: 'authIssuer',
+    env: 'AUTH_ISSUER',
+    defaultValue: '',
+    description: 'required JWT issuer (iss), if set',
+    parse: optionalString,
+  }),
+  define({
+    key: 'authAudience',
+    env: 'AUTH_AUDIENCE',
+    defaultValue: '',
+    description: 'required JWT audience (aud), if set',
+    parse: optionalString,
+  }),
+  define({
+    key: 'authAdminClaim',
+    env: 'AUTH_ADMIN_CLAIM',
+    defaultValue: 'roles',
+    description: 'JWT claim that carries roles',
+    parse: host,
+  }),
+  define({
+    key: 'authAdminValue',
+    env: 'AUTH_ADMIN_VALUE',
+    defaultValue: 'admin',
+    description: 'role value that grants admin rights',
+    parse: host,
+  }),
+  define({
+    key: 'authDevTokens',
+    env: 'AUTH_DEV_TOKENS',
+    defaultValue: 'false',
+    description: 'development only: POST /auth/dev-token mints tokens from the secret',
+    parse: boolean,
+  }),
+  define({
+    key: 'metricsToken',
+    env: 'METRICS_TOKEN',
+    defaultValue: '',
+    description: 'bearer token required by /metrics, if set',
+    parse: optionalString,
+  }),
+  define({
+    key: 'corsOrigins',
+    env: 'CORS_ORIGINS',
+    defaultValue: '',
+    description: 'comma-separated origins allowed by CORS (off when empty)',
+    parse: list,
+  }),
+  define({
+    key: 'trustProxy',
+    env: 'TRUST_PROXY',
+    defaultValue: 'false',
+    description: 'trust X-Forwarded-* from a proxy in front',
+    parse: boolean,
+  }),
+  define({
+    key: 'redisUrl',
+    env: 'REDIS_URL',
+    defaultValue: '',
+    description: 'Redis for rate-limit budgets shared by instances',
+    parse: url,
+  }),
+  define({
+    key: 'maxConnections',
+    env: 'MAX_CONNECTIONS',
+    defaultValue: '20000',
+    description: 'cap on open TCP connections',
+    parse: integer(1, 1_000_000),
+  }),
+  define({
+    key: 'requestTimeoutMs',
+    env: 'REQUEST_TIMEOUT_MS',
+    defaultValue: '30000',
+    description: 'time allowed to receive a whole request',
+    parse: integer(1000, 600_000),
+  }),
+] as const;
+
+function flagName(env: string): string {
+  return env.toLowerCase().replace(/_/g, '-');
+}
+
+/** Reads and checks every setting; throws ConfigError with one line on the first bad one. */
+export function loadConfig(
+  env: Readonly<Record<string, string | undefined>>,
+  argv: readonly string[] = [],
+): Config {
+  let flags: Record<string, string | boolean | undefined>;
+  try {
+    flags = parseArgs({
+      args: [...argv],
+      options: Object.fromEntries(
+        settings.map((s) => [flagName(s.env), { type: 'string' as const }]),
+      ),
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  const config: Record<string, unknown> = {};
+  for (const setting of settings) {
+    const flag = flags[flagName(setting.env)];
+    const raw = typeof flag === 'string' ? flag : (env[setting.env] ?? setting.defaultValue);
+    try {
+      config[setting.key] = setting.parse(raw.trim());
+    } catch (error) {
+      const source = typeof flag === 'string' ? `--${flagName(setting.env)}` : setting.env;
+      throw new ConfigError(
+        `invalid setting ${source}=${JSON.stringify(raw)}: ${(error as Error).message}`,
+      );
+    }
+  }
+  const result = config as unknown as Config;
+  if (result.authJwtSecret !== null && result.authJwksUrl !== null) {
+    throw new ConfigError('invalid settings: set AUTH_JWT_SECRET or AUTH_JWKS_URL, not both');
+  }
+  if (result.authDevTokens && result.authJwtSecret === null) {
+    throw new ConfigError('invalid setting AUTH_DEV_TOKENS: needs AUTH_JWT_SECRET');
+  }
+  return Object.freeze(result);
+}
+
+/** The defaults, for tests and tools that build a config by hand. */
+export function defaultConfig(overrides: Partial<Config> = {}): Config {
+  return Object.freeze({ ...loadConfig({}), ...overrides });
+}

@@ -1,0 +1,60 @@
+/**
+ * The one place where errors become responses: every failure, ours or the
+ * framework's, leaves as an RFC 9457 problem. Unknown paths are 404, known
+ * paths with a trailing slash redirect, and known paths with an unsupported
+ * method are 405 with Allow.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ErrorKinds } from '../errors.ts';
+import { PROBLEM_CONTENT_TYPE, problemBody, toAppError } from './problem.ts';
+import type { RouteRegistry } from './route-registry.ts';
+
+export function registerErrorHandling(app: FastifyInstance, routes: RouteRegistry): void {
+  app.setErrorHandler(
+    (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+      const appError = toAppError(error);
+      if (appError.status >= 500) {
+        request.log.error({ err: error, reqId: request.id }, 'request failed');
+      } else {
+        request.log.info(
+          { problem: appError.kind.type, detail: appError.detail },
+          'request refused',
+        );
+      }
+      for (const [name, value] of Object.entries(appError.headers)) reply.header(name, value);
+      return reply
+        .code(appError.status)
+        .type(PROBLEM_CONTENT_TYPE)
+        .send(problemBody(appError, String(request.id)));
+    },
+  );
+
+  // Before routing matters: '/api/messages/' would otherwise match '/api/messages/:id'.
+  app.addHook('onRequest', async (request, reply) => {
+    const [path = '/', query] = splitUrl(request.url);
+    if (path.length <= 1 || !path.endsWith('/')) return;
+    const target = path.replace(/\/+$/, '');
+    if (target === '' || !routes.knows(target)) return;
+    const permanent = request.method === 'GET' || request.method === 'HEAD' ? 301 : 308;
+    return reply
+      .code(permanent)
+      .header('location', query === undefined ? target : `${target}?${query}`)
+      .send();
+  });
+
+  app.setNotFoundHandler(async (request) => {
+    const [path = '/'] = splitUrl(request.url);
+    const allowed = routes.methodsFor(path);
+    if (allowed !== undefined) {
+      throw new AppError(ErrorKinds.methodNotAllowed, `${request.method} is not supported here.`, {
+        headers: { allow: allowed.join(', ') },
+      });
+    }
+    throw new AppError(ErrorKinds.notFound, 'No such path.');
+  });
+}
+
+function splitUrl(url: string): [string, string | undefined] {
+  const at = url.indexOf('?');
+  return at === -1 ? [url, undefined] : [url.slice(0, at), url.slice(at + 1)];
+}

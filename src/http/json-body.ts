@@ -1,0 +1,74 @@
+/**
+ * Bodies are parsed here, strictly: invalid UTF-8 is a 400 (Fastify's default
+ * parser would silently replace it with U+FFFD), prototype-poisoning keys are
+ * refused, and any non-JSON media type is a 415 once the body has been read
+ * (so an oversized body is still a 413, as the precedence says).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { AppError, ErrorKinds } from '../errors.ts';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+function malformed(detail: string): AppError {
+  return new AppError(ErrorKinds.malformedBody, detail);
+}
+
+function unsupported(): AppError {
+  return new AppError(
+    ErrorKinds.unsupportedMediaType,
+    'Send the body as application/json (UTF-8).',
+  );
+}
+
+export function parseJsonBody(bytes: Buffer): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw malformed('The body is not valid UTF-8.');
+  }
+  if (text.trim() === '') throw malformed('The body is empty; send a JSON object.');
+  try {
+    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (error) {
+    if (error instanceof SyntaxError)
+      throw malformed(`The body is not valid JSON: ${error.message}`);
+    throw malformed('The body is not valid JSON or uses a forbidden key (__proto__, constructor).');
+  }
+}
+
+function charsetIsUtf8(request: FastifyRequest): boolean {
+  const header = request.headers['content-type'] ?? '';
+  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(header);
+  return match === null || /^utf-?8$/i.test(match[1]!);
+}
+
+export function registerBodyParsers(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  const json = (
+    request: FastifyRequest,
+    body: Buffer,
+    done: (err: Error | null, body?: unknown) => void,
+  ) => {
+    if (!charsetIsUtf8(request)) {
+      done(unsupported());
+      return;
+    }
+    try {
+      done(null, parseJsonBody(body));
+    } catch (error) {
+      done(error as Error);
+    }
+  };
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, json);
+  app.addContentTypeParser(/^application\/[\w.+-]+\+json$/i, { parseAs: 'buffer' }, json);
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) =>
+    done(unsupported()),
+  );
+}
+
+/** POST and PUT need a JSON body; a request without any Content-Type is a 415 too. */
+export function assertJsonContentType(request: FastifyRequest): void {
+  if (request.headers['content-type'] === undefined) throw unsupported();
+}

@@ -1,0 +1,67 @@
+/** The query string of GET /api/messages: its schema, its normalized form and the next-page link. */
+import { Type, type Static } from '@sinclair/typebox';
+import {
+  ListOrder,
+  MAX_LIST_IDS,
+  MAX_PAGE_LIMIT,
+  MessageId,
+  Room,
+  type ListQuery,
+  type Message,
+} from '../messages/message.ts';
+
+export const ListQuerystring = Type.Object(
+  {
+    room: Type.Optional(Room),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_PAGE_LIMIT,
+        description: 'At most this many messages (1-1000).',
+      }),
+    ),
+    order: Type.Optional({
+      ...ListOrder,
+      description: 'asc (default, oldest first) or desc (newest first).',
+    }),
+    after: Type.Optional({ ...MessageId, description: 'Only messages after this id (exclusive).' }),
+    before: Type.Optional({
+      ...MessageId,
+      description: 'Only messages before this id (exclusive).',
+    }),
+    id: Type.Optional(
+      Type.Array(MessageId, {
+        maxItems: MAX_LIST_IDS,
+        description: 'Repeatable, at most 100: only these messages (unknown ones are absent).',
+      }),
+    ),
+  },
+  { description: 'Unknown parameters are ignored.' },
+);
+export type ListQuerystring = Static<typeof ListQuerystring>;
+
+export function toListQuery(qs: ListQuerystring): ListQuery {
+  return {
+    order: qs.order ?? 'asc',
+    ...(qs.room === undefined ? {} : { room: qs.room }),
+    ...(qs.limit === undefined ? {} : { limit: qs.limit }),
+    ...(qs.after === undefined ? {} : { after: qs.after.toLowerCase() }),
+    ...(qs.before === undefined ? {} : { before: qs.before.toLowerCase() }),
+    ...(qs.id === undefined ? {} : { ids: [...new Set(qs.id.map((id) => id.toLowerCase()))] }),
+  };
+}
+
+/** The URL of the page after `page`, in the same order (call only when `limit` cut it short). */
+export function nextPageUrl(basePath: string, query: ListQuery, page: readonly Message[]): string {
+  const last = page[page.length - 1]!.id;
+  const params = new URLSearchParams();
+  if (query.room !== undefined) params.set('room', query.room);
+  params.set('limit', String(query.limit));
+  params.set('order', query.order);
+  const after = query.order === 'asc' ? last : query.after;
+  const before = query.order === 'desc' ? last : query.before;
+  if (after !== undefined) params.set('after', after);
+  if (before !== undefined) params.set('before', before);
+  for (const id of query.ids ?? []) params.append('id', id);
+  return `${basePath}?${params.toString()}`;
+}

@@ -1,0 +1,242 @@
+/** The five message endpoints: a schema and a short handler each. Routes see the service, never a store. */
+import { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { IdempotencyService } from '../messages/idempotency.ts';
+import {
+  CreateMessageBody,
+  MessageSchema,
+  UpdateMessageBody,
+  type Message,
+} from '../messages/message.ts';
+import type { MessageService } from '../messages/message-service.ts';
+import {
+  etagOf,
+  ifMatchPrecondition,
+  ifNoneMatchMatches,
+  singleHeader,
+} from './conditional-requests.ts';
+import { idempotencyHooks } from './idempotency-key.ts';
+import { assertJsonContentType } from './json-body.ts';
+import { ListQuerystring, nextPageUrl, toListQuery } from './list-query.ts';
+import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
+
+export interface MessageRoutesOptions {
+  readonly service: MessageService;
+  readonly idempotency: IdempotencyService;
+}
+
+const BASE = '/api/messages';
+const IdParams = Type.Object({
+  id: Type.String({ description: 'The message id (any case); an id of any other shape is a 404.' }),
+});
+const ETAG = header('The strong validator "<version>".');
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = async (app, opts) => {
+  const { service } = opts;
+  const idempotency = idempotencyHooks(opts.idempotency);
+
+  app.post(
+    BASE,
+    {
+      schema: {
+        operationId: 'createMessage',
+        summary: 'Create a message',
+        tags: ['messages'],
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(
+            Type.String({
+              description:
+                '1-255 printable ASCII characters; retries with the same key and body replay the first answer.',
+            }),
+          ),
+        }),
+        body: CreateMessageBody,
+        response: {
+          201: {
+            description: 'Created (or, with Idempotent-Replayed: true, the first answer replayed)',
+            headers: {
+              location: header('/api/messages/{id}'),
+              etag: ETAG,
+              'idempotent-replayed': header('true when this is a replay of a kept answer'),
+            },
+            content: { 'application/json': { schema: MessageSchema } },
+          },
+          ...problemResponses(400, 409, 413, 415, 422, 507, ...COMMON_PROBLEMS),
+        },
+      },
+      preValidation: [async (request) => assertJsonContentType(request), idempotency.claim],
+      onSend: idempotency.settle,
+      onResponse: idempotency.cleanUp,
+    },
+    async (request, reply) => {
+      const message = await service.create(request.body, request.actor, request.idempotency?.claim);
+      if (request.idempotency !== null) request.idempotency.settled = true;
+      return reply
+        .code(201)
+        .header('location', `${BASE}/${message.id}`)
+        .header('etag', etagOf(message.version))
+        .send(message);
+    },
+  );
+
+  app.get(
+    BASE,
+    {
+      schema: {
+        operationId: 'listMessages',
+        summary: 'List messages, oldest first (streamed when no limit is given)',
+        tags: ['messages'],
+        querystring: ListQuerystring,
+        response: {
+          200: {
+            description: 'The messages in the requested order',
+            headers: {
+              'event-seq': header(
+                'The last change committed before the read began: resume /api/events?since= from it.',
+                { type: 'integer' },
+              ),
+              link: header('<...>; rel="next" when limit cut the page short (RFC 8288)'),
+            },
+            content: { 'application/json': { schema: Type.Array(MessageSchema) } },
+          },
+          ...problemResponses(400, ...COMMON_PROBLEMS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const query = toListQuery(request.query);
+      reply.header('event-seq', String(await service.latestChangeSeq()));
+      if (query.limit !== undefined) {
+        const rows = await service.listPage({ ...query, limit: query.limit + 1 });
+        const page = rows.slice(0, query.limit);
+        if (rows.length > query.limit) {
+          reply.header('link', `<${nextPageUrl(BASE, query, page)}>; rel="next"`);
+        }
+        return reply.send(page);
+      }
+      // Everything: streamed in keyset batches. The first batch is read before
+      // the status goes out, so a store that is down gets a proper 503; a
+      // failure after that aborts the connection before the closing bracket.
+      const batches = service.stream(query);
+      const first = await batches.next();
+      const body = Readable.from(
+        jsonArray(first.done === true ? undefined : first.value, batches),
+        {
+          objectMode: false,
+        },
+      );
+      // A stream bypasses the response schema (the type provider cannot know that).
+      return reply.type(JSON_TYPE).send(body as unknown as Message[]);
+    },
+  );
+
+  app.get(
+    `${BASE}/:id`,
+    {
+      schema: {
+        operationId: 'getMessage',
+        summary: 'Get one message',
+        tags: ['messages'],
+        params: IdParams,
+        headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
+        response: {
+          200: {
+            description: 'The message',
+            headers: { etag: ETAG },
+            content: { 'application/json': { schema: MessageSchema } },
+          },
+          304: {
+            description: 'Not modified: If-None-Match matches the current ETag',
+            headers: { etag: ETAG },
+          },
+          ...problemResponses(400, 404, ...COMMON_PROBLEMS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const message = await service.get(request.params.id);
+      reply.header('etag', etagOf(message.version));
+      if (ifNoneMatchMatches(singleHeader(request.headers['if-none-match']), message.version)) {
+        return reply.code(304).send();
+      }
+      return reply.send(message);
+    },
+  );
+
+  app.put(
+    `${BASE}/:id`,
+    {
+      schema: {
+        operationId: 'updateMessage',
+        summary: "Edit a message's content",
+        tags: ['messages'],
+        params: IdParams,
+        headers: Type.Object({ 'if-match': Type.Optional(Type.String()) }),
+        body: UpdateMessageBody,
+        response: {
+          200: {
+            description: 'The message as it is now (unchanged when the content was the same)',
+            headers: { etag: ETAG },
+            content: { 'application/json': { schema: MessageSchema } },
+          },
+          ...problemResponses(400, 403, 404, 409, 412, 413, 415, 507, ...COMMON_PROBLEMS),
+        },
+      },
+      preValidation: async (request) => assertJsonContentType(request),
+    },
+    async (request, reply) => {
+      const precondition = ifMatchPrecondition(singleHeader(request.headers['if-match']));
+      const message = await service.update(
+        request.params.id,
+        request.body,
+        request.actor,
+        precondition,
+      );
+      return reply.header('etag', etagOf(message.version)).send(message);
+    },
+  );
+
+  app.delete(
+    `${BASE}/:id`,
+    {
+      schema: {
+        operationId: 'deleteMessage',
+        summary: 'Delete a message',
+        tags: ['messages'],
+        params: IdParams,
+        headers: Type.Object({ 'if-match': Type.Optional(Type.String()) }),
+        response: {
+          200: {
+            description: 'The message as it was when deleted',
+            content: { 'application/json': { schema: MessageSchema } },
+          },
+          ...problemResponses(400, 403, 404, 412, 507, ...COMMON_PROBLEMS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const precondition = ifMatchPrecondition(singleHeader(request.headers['if-match']));
+      return reply.send(await service.delete(request.params.id, request.actor, precondition));
+    },
+  );
+};
+
+/** `[`, the batches comma-separated, `]`: one chunk per batch. */
+async function* jsonArray(
+  first: Message[] | undefined,
+  rest: AsyncGenerator<Message[]>,
+): AsyncGenerator<string> {
+  yield '[';
+  let separator = '';
+  if (first !== undefined) {
+    yield JSON.stringify(first).slice(1, -1);
+    separator = ',';
+  }
+  for await (const batch of rest) {
+    yield separator + JSON.stringify(batch).slice(1, -1);
+    separator = ',';
+  }
+  yield ']';
+}

@@ -1,0 +1,47 @@
+/** Prometheus metrics: request counts and latency by route and status, plus process metrics. */
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface MetricsOptions {
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  readonly token: string | null;
+}
+
+export function registerMetrics(app: FastifyInstance, options: MetricsOptions): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const labelNames = ['method', 'route', 'status'] as const;
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route and status',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency, by method, route and status',
+    labelNames,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    // The route pattern, never the raw URL, so label cardinality stays bounded.
+    const route = request.routeOptions.url ?? 'unmatched';
+    const labels = { method: request.method, route, status: String(reply.statusCode) };
+    requests.inc(labels);
+    duration.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    if (options.token !== null && request.headers.authorization !== `Bearer ${options.token}`) {
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer')
+        .type('text/plain')
+        .send('unauthorized\n');
+    }
+    return reply.type(registry.contentType).send(await registry.metrics());
+  });
+  return registry;
+}

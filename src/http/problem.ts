@@ -1,0 +1,95 @@
+/** The RFC 9457 problem document: its schema (for OpenAPI) and how any error becomes one. */
+import { Type, type Static } from '@sinclair/typebox';
+import { AppError, ErrorKinds, isAppError, type FieldError } from '../errors.ts';
+import { fieldErrorsFrom, type ValidationFailure } from './validation.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export const ProblemSchema = Type.Object(
+  {
+    type: Type.String({
+      description: 'Stable URI reference naming the kind of problem.',
+      enum: Object.values(ErrorKinds).map((k) => k.type),
+    }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    instance: Type.String({ description: 'Identifies this occurrence: the request id.' }),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          detail: Type.String(),
+          pointer: Type.Optional(
+            Type.String({ description: 'JSON Pointer into the body, e.g. #/content' }),
+          ),
+          parameter: Type.Optional(Type.String({ description: 'A query parameter name' })),
+          header: Type.Optional(Type.String({ description: 'A request header name' })),
+        }),
+        {
+          description:
+            'One entry per failed rule; each names exactly one of pointer, parameter, header.',
+        },
+      ),
+    ),
+  },
+  { description: 'An RFC 9457 problem.' },
+);
+export type Problem = Static<typeof ProblemSchema>;
+
+interface FrameworkError {
+  code?: string;
+  statusCode?: number;
+  validation?: ValidationFailure[];
+  validationContext?: string;
+}
+
+/** Whatever was thrown, the AppError it stands for. Unknown errors become a 500 that says nothing internal. */
+export function toAppError(error: unknown): AppError {
+  if (isAppError(error)) return error;
+  const e = (error ?? {}) as FrameworkError;
+  if (Array.isArray(e.validation)) {
+    const errors: FieldError[] = fieldErrorsFrom(e.validation, e.validationContext ?? 'body');
+    return new AppError(ErrorKinds.validation, errors.map((x) => x.detail).join('; '), { errors });
+  }
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError(ErrorKinds.payloadTooLarge, 'The request body is larger than the limit.');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError(ErrorKinds.unsupportedMediaType, 'Send the body as application/json.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new AppError(ErrorKinds.malformedBody, 'The body is not valid JSON.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new AppError(ErrorKinds.malformedBody, 'The request body does not match its headers.');
+    default:
+  }
+  const status = e.statusCode;
+  if (status === 413) return new AppError(ErrorKinds.payloadTooLarge, 'The request is too large.');
+  if (status === 415)
+    return new AppError(ErrorKinds.unsupportedMediaType, 'Unsupported media type.');
+  if (status === 400) return new AppError(ErrorKinds.malformedBody, 'The request is malformed.');
+  if (status === 503) {
+    return new AppError(
+      ErrorKinds.storeUnavailable,
+      'The service is shutting down or overloaded.',
+      {
+        headers: { 'retry-after': '1' },
+      },
+    );
+  }
+  return new AppError(ErrorKinds.internal, 'An unexpected error occurred; it has been logged.', {
+    cause: error,
+  });
+}
+
+export function problemBody(error: AppError, requestId: string): Problem {
+  return {
+    type: error.kind.type,
+    title: error.kind.title,
+    status: error.kind.status,
+    detail: error.detail,
+    instance: `urn:request:${requestId}`,
+    ...(error.errors === undefined ? {} : { errors: [...error.errors] }),
+  };
+}

@@ -1,0 +1,24 @@
+/** Structured JSON logs (pino). Tokens and cookies never reach a log line. */
+import { pino, type Logger } from 'pino';
+import type { LogLevel } from './config.ts';
+
+/** An access_token in a URL is replaced before the URL is logged. */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]access_token=)[^&#]*/gi, '$1[redacted]');
+}
+
+export function createLogger(level: LogLevel, stream?: NodeJS.WritableStream): Logger {
+  const options = {
+    level,
+    redact: ['req.headers.authorization', 'req.headers.cookie'],
+    serializers: {
+      req: (req: { method: string; url: string; ip?: string }) => ({
+        method: req.method,
+        url: redactUrl(req.url),
+        remoteAddress: req.ip,
+      }),
+      err: pino.stdSerializers.err,
+    },
+  };
+  return stream === undefined ? pino(options) : pino(options, stream as pino.DestinationStream);
+}

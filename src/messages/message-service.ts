@@ -1,0 +1,199 @@
+/**
+ * The rules around every read and write: ownership, fixed fields, optimistic
+ * concurrency, 404s. The store makes each write atomic and appends its change;
+ * the service decides whether the write may happen and wakes the listeners.
+ */
+import { AppError, ErrorKinds, invalidField, type FieldError } from '../errors.ts';
+import type { Actor } from './actor.ts';
+import {
+  DEFAULT_ROOM,
+  isWellFormedId,
+  type CreateMessageBody,
+  type ListQuery,
+  type Message,
+  type UpdateMessageBody,
+} from './message.ts';
+import type { IdempotencyClaim, MessageStore, WriteCheck } from './message-store.ts';
+
+export interface MessageServiceDeps {
+  readonly store: MessageStore;
+  /** A new id, larger than every id this process handed out before (UUIDv7, monotonic). */
+  readonly newId: () => string;
+  readonly now: () => Date;
+  /** Called after every committed change, so change listeners read the log. */
+  readonly onChange: () => void;
+}
+
+/** Evaluates If-Match against the current version; false means 412. */
+export type VersionPrecondition = (currentVersion: number) => boolean;
+
+/** How many messages one batch of a streamed list reads. */
+export const STREAM_BATCH_SIZE = 500;
+
+export class MessageService {
+  readonly #deps: MessageServiceDeps;
+
+  constructor(deps: MessageServiceDeps) {
+    this.#deps = deps;
+  }
+
+  async create(
+    body: CreateMessageBody,
+    actor: Actor | null,
+    claim?: IdempotencyClaim,
+  ): Promise<Message> {
+    const author = this.#authorFor(body, actor);
+    const message = await this.#deps.store.create(
+      {
+        id: this.#deps.newId(),
+        room: body.room ?? DEFAULT_ROOM,
+        author,
+        content: body.content,
+        createdAt: this.#nowIso(),
+      },
+      claim,
+    );
+    this.#deps.onChange();
+    return message;
+  }
+
+  async get(id: string): Promise<Message> {
+    const message = isWellFormedId(id) ? await this.#deps.store.get(id.toLowerCase()) : undefined;
+    if (message === undefined) throw notFound();
+    return message;
+  }
+
+  async update(
+    id: string,
+    body: UpdateMessageBody,
+    actor: Actor | null,
+    precondition?: VersionPrecondition,
+  ): Promise<Message> {
+    if (!isWellFormedId(id)) throw notFound();
+    const key = id.toLowerCase();
+    const check: WriteCheck = (current) => {
+      assertMayChange(current, actor);
+      assertFixedFieldsMatch(current, body);
+      if (body.version !== undefined && body.version !== current.version) {
+        throw new AppError(
+          ErrorKinds.versionConflict,
+          `The message is at version ${current.version}, not ${body.version}: read it again.`,
+        );
+      }
+      if (body.updatedAt !== undefined && !sameInstant(body.updatedAt, current.updatedAt)) {
+        throw new AppError(
+          ErrorKinds.versionConflict,
+          `The message was updated at ${current.updatedAt}, not ${body.updatedAt}: read it again.`,
+        );
+      }
+      assertPrecondition(current, precondition);
+    };
+    const result = await this.#deps.store.update(key, body.content, this.#nowIso(), check);
+    if (result === undefined) throw notFound();
+    if (result.changed) this.#deps.onChange();
+    return result.message;
+  }
+
+  async delete(
+    id: string,
+    actor: Actor | null,
+    precondition?: VersionPrecondition,
+  ): Promise<Message> {
+    if (!isWellFormedId(id)) throw notFound();
+    const deleted = await this.#deps.store.delete(id.toLowerCase(), (current) => {
+      assertMayChange(current, actor);
+      assertPrecondition(current, precondition);
+    });
+    if (deleted === undefined) throw notFound();
+    this.#deps.onChange();
+    return deleted;
+  }
+
+  /** One page: at most `limit` messages in the query's order. */
+  listPage(query: ListQuery & { readonly limit: number }): Promise<Message[]> {
+    return this.#deps.store.list(query);
+  }
+
+  /**
+   * Every message within the query's bounds, in keyset batches, so memory
+   * stays flat whatever the count and no cursor or connection stays pinned
+   * while a slow client reads.
+   */
+  async *stream(query: ListQuery): AsyncGenerator<Message[]> {
+    let cursor: Pick<ListQuery, 'after' | 'before'> = {};
+    let remaining = query.limit ?? Number.POSITIVE_INFINITY;
+    while (remaining > 0) {
+      const limit = Math.min(STREAM_BATCH_SIZE, remaining);
+      const batch = await this.#deps.store.list({ ...query, ...cursor, limit });
+      if (batch.length > 0) yield batch;
+      if (batch.length < limit) return;
+      remaining -= batch.length;
+      const last = batch[batch.length - 1]!.id;
+      cursor =
+        query.order === 'asc'
+          ? { after: last, before: query.before }
+          : { before: last, after: query.after };
+    }
+  }
+
+  /** The last change committed so far: a list read after this misses none of it. */
+  async latestChangeSeq(): Promise<number> {
+    return (await this.#deps.store.changeLogBounds()).latest;
+  }
+
+  #authorFor(body: CreateMessageBody, actor: Actor | null): string {
+    if (actor !== null) {
+      if (body.author !== undefined && body.author !== actor.subject) {
+        throw invalidField('author', "author must be left out or equal the token's subject");
+      }
+      return actor.subject;
+    }
+    if (body.author === undefined) throw invalidField('author', 'author is required');
+    return body.author;
+  }
+
+  #nowIso(): string {
+    return this.#deps.now().toISOString();
+  }
+}
+
+function notFound(): AppError {
+  return new AppError(ErrorKinds.notFound, 'No message with this id.');
+}
+
+function assertMayChange(current: Message, actor: Actor | null): void {
+  if (actor === null || actor.admin || actor.subject === current.author) return;
+  throw new AppError(ErrorKinds.forbidden, 'Only the author may change or delete this message.');
+}
+
+function assertPrecondition(current: Message, precondition?: VersionPrecondition): void {
+  if (precondition !== undefined && !precondition(current.version)) {
+    throw new AppError(
+      ErrorKinds.preconditionFailed,
+      `If-Match does not match the current ETag "${current.version}".`,
+    );
+  }
+}
+
+function assertFixedFieldsMatch(current: Message, body: UpdateMessageBody): void {
+  const errors: FieldError[] = [];
+  const differs = (field: string) =>
+    errors.push({ pointer: `#/${field}`, detail: `${field} differs from the stored message` });
+  if (body.id !== undefined && body.id.toLowerCase() !== current.id) differs('id');
+  if (body.room !== undefined && body.room !== current.room) differs('room');
+  if (body.author !== undefined && body.author !== current.author) differs('author');
+  if (body.createdAt !== undefined && !sameInstant(body.createdAt, current.createdAt)) {
+    differs('createdAt');
+  }
+  if (errors.length > 0) {
+    throw new AppError(
+      ErrorKinds.fixedField,
+      `Fixed fields cannot change: ${errors.map((e) => ('pointer' in e ? e.pointer.slice(2) : '')).join(', ')}.`,
+      { errors },
+    );
+  }
+}
+
+function sameInstant(a: string, b: string): boolean {
+  return Date.parse(a) === Date.parse(b);
+}

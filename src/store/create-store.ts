@@ -1,0 +1,26 @@
+/** The single switch on DATABASE_URL: adding an engine is one folder plus one line here. */
+import type { Config } from '../config.ts';
+import type { MessageStore } from '../messages/message-store.ts';
+import { PostgresStore } from './postgres/postgres-store.ts';
+import { SqliteStore } from './sqlite/sqlite-store.ts';
+
+export interface StoreLogger {
+  error(obj: object, msg: string): void;
+}
+
+export function createStore(config: Config, log: StoreLogger): MessageStore {
+  const url = config.databaseUrl;
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length);
+    return new SqliteStore({
+      filename: file === ':memory:' ? ':memory:' : file,
+      synchronous: config.sqliteSynchronous,
+    });
+  }
+  return new PostgresStore({
+    url,
+    poolSize: config.pgPoolSize,
+    timeoutMs: config.storeTimeoutMs,
+    onBackgroundError: (err) => log.error({ err }, 'postgres background error'),
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * Versioned schema of the PostgreSQL store. Append only: a released migration never changes.
+ *
+ * Change sequence numbers must become visible in the order they are handed
+ * out, or a reader that has seen 42 could later find 41 commit. Every write
+ * therefore takes a transaction-level advisory lock (per schema) right before
+ * it appends its change: the lock is held until commit, so the next writer
+ * draws its number only after the previous one is visible.
+ */
+export const postgresMigrations: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: 'messages, change log, idempotency keys',
+    sql: `
+      CREATE TABLE messages (
+        id         uuid PRIMARY KEY,
+        room       text NOT NULL,
+        author     text NOT NULL,
+        content    text NOT NULL,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        version    integer NOT NULL
+      );
+      CREATE INDEX messages_room_id ON messages (room, id);
+
+      CREATE TABLE changes (
+        seq        bigserial PRIMARY KEY,
+        kind       text NOT NULL,
+        room       text NOT NULL,
+        message    text NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE TABLE change_log_meta (
+        id             integer PRIMARY KEY CHECK (id = 1),
+        purged_through bigint NOT NULL
+      );
+      INSERT INTO change_log_meta (id, purged_through) VALUES (1, 0);
+
+      CREATE TABLE idempotency_keys (
+        scope        text NOT NULL,
+        key          text NOT NULL,
+        request_hash text NOT NULL,
+        token        text NOT NULL,
+        state        text NOT NULL CHECK (state IN ('pending', 'done')),
+        status       integer,
+        response     text,
+        claimed_at   timestamptz NOT NULL,
+        PRIMARY KEY (scope, key)
+      );
+      CREATE INDEX idempotency_keys_claimed_at ON idempotency_keys (claimed_at);
+
+      -- Appends one change in commit order and wakes the listeners of this schema.
+      CREATE FUNCTION append_change(p_kind text, p_room text, p_message text) RETURNS bigint
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        v_seq bigint;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext(current_schema() || '.changes'));
+        INSERT INTO changes (kind, room, message) VALUES (p_kind, p_room, p_message)
+          RETURNING seq INTO v_seq;
+        PERFORM pg_notify('message_changes', current_schema() || ':' || v_seq);
+        RETURN v_seq;
+      END $$;
+
+      -- A whole create in one round trip: the message, its change, and the idempotent outcome.
+      CREATE FUNCTION create_message(
+        p_id uuid, p_room text, p_author text, p_content text, p_at timestamptz, p_message text,
+        p_scope text, p_key text, p_token text
+      ) RETURNS void
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO messages (id, room, author, content, created_at, updated_at, version)
+          VALUES (p_id, p_room, p_author, p_content, p_at, p_at, 1);
+        PERFORM append_change('message.created', p_room, p_message);
+        IF p_key IS NOT NULL THEN
+          UPDATE idempotency_keys SET state = 'done', status = 201, response = p_message
+            WHERE scope = p_scope AND key = p_key AND token = p_token;
+        END IF;
+      END $$;
+    `,
+  },
+];

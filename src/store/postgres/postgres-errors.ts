@@ -1,0 +1,45 @@
+/** Turns node-postgres errors into catalogued errors before they leave the engine folder. */
+import { AppError, ErrorKinds, isAppError } from '../../errors.ts';
+
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '53300', // too_many_connections
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '57014', // query_canceled (statement_timeout)
+]);
+
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|connection is closed|Cannot use a pool after calling end/i;
+
+export function unavailable(cause?: unknown): AppError {
+  return new AppError(ErrorKinds.storeUnavailable, 'The store is unavailable; try again shortly.', {
+    headers: { 'retry-after': '1' },
+    cause,
+  });
+}
+
+export function toStoreError(error: unknown): unknown {
+  if (isAppError(error) || !(error instanceof Error)) return error;
+  const code = (error as { code?: unknown }).code;
+  if (code === '53100') {
+    return new AppError(
+      ErrorKinds.insufficientStorage,
+      'The store is out of disk space; reads go on, writes resume when space is freed.',
+      { cause: error },
+    );
+  }
+  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) {
+    return unavailable(error);
+  }
+  if (UNAVAILABLE_MESSAGES.test(error.message)) return unavailable(error);
+  return error;
+}

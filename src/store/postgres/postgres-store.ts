@@ -1,0 +1,407 @@
+/** MessageStore over PostgreSQL through a node-postgres pool; many instances may share one database. */
+import pg from 'pg';
+import { AppError, ErrorKinds } from '../../errors.ts';
+import type { Change, ChangeKind } from '../../messages/change.ts';
+import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
+import { messageJson } from '../../messages/message-json.ts';
+import type {
+  ChangeLogBounds,
+  ClaimOutcome,
+  ClaimTiming,
+  IdempotencyClaim,
+  MessageStore,
+  StoredResponse,
+  WriteCheck,
+} from '../../messages/message-store.ts';
+import { postgresMigrations } from './migrations.ts';
+import { ChangeListener } from './change-listener.ts';
+import { toStoreError } from './postgres-errors.ts';
+
+export interface PostgresStoreOptions {
+  readonly url: string;
+  readonly poolSize: number;
+  readonly timeoutMs: number;
+  /** Errors of idle connections: logged, never thrown. */
+  readonly onBackgroundError: (error: Error) => void;
+}
+
+const MESSAGE_COLUMNS = `id::text AS id, room, author, content,
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
+  to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt",
+  version`;
+
+const MIGRATION_LOCK = "hashtext('message-service.migrations')";
+
+/** Splits `?schema=name` off the URL: each schema is a separate store in one database. */
+export function connectionConfig(url: string, poolSize: number, timeoutMs: number): pg.PoolConfig {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema');
+  parsed.searchParams.delete('schema');
+  if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error('the schema parameter must be a lowercase SQL identifier');
+  }
+  return {
+    connectionString: parsed.toString(),
+    max: poolSize,
+    connectionTimeoutMillis: timeoutMs,
+    query_timeout: timeoutMs,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    application_name: 'message-service',
+    ...(schema === null ? {} : { options: `-c search_path=${schema}` }),
+  };
+}
+
+export class PostgresStore implements MessageStore {
+  readonly engine = 'postgres';
+  readonly #pool: pg.Pool;
+  readonly #config: pg.PoolConfig;
+  readonly #schema: string | null;
+  readonly #onBackgroundError: (error: Error) => void;
+  #migrated = false;
+  readonly #listeners = new Set<ChangeListener>();
+
+  constructor(options: PostgresStoreOptions) {
+    this.#config = connectionConfig(options.url, options.poolSize, options.timeoutMs);
+    this.#schema = new URL(options.url).searchParams.get('schema');
+    this.#onBackgroundError = options.onBackgroundError;
+    this.#pool = new pg.Pool(this.#config);
+    this.#pool.on('error', (error) => options.onBackgroundError(error));
+  }
+
+  async migrate(): Promise<void> {
+    const client = await this.#connect();
+    try {
+      // One instance migrates at a time; the others wait, then find nothing left to do.
+      await client.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+      try {
+        if (this.#schema !== null)
+          await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.#schema}`);
+        await client.query(
+          'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+        );
+        const { rows } = await client.query<{ version: number }>(
+          'SELECT version FROM schema_migrations',
+        );
+        const applied = new Set(rows.map((r) => r.version));
+        for (const migration of postgresMigrations) {
+          if (applied.has(migration.version)) continue;
+          await client.query('BEGIN');
+          try {
+            await client.query(migration.sql);
+            await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+              migration.version,
+              migration.name,
+            ]);
+            await client.query('COMMIT');
+          } catch (error) {
+            await client.query('ROLLBACK');
+            throw error;
+          }
+        }
+      } finally {
+        await client.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
+      }
+      this.#migrated = true;
+    } catch (error) {
+      throw toStoreError(error);
+    } finally {
+      client.release();
+    }
+  }
+
+  async create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
+    const stored: Message = { ...message, updatedAt: message.createdAt, version: 1 };
+    await this.#query(
+      'create-message',
+      'SELECT create_message($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+      [
+        stored.id,
+        stored.room,
+        stored.author,
+        stored.content,
+        stored.createdAt,
+        messageJson(stored),
+        claim?.scope ?? null,
+        claim?.key ?? null,
+        claim?.token ?? null,
+      ],
+    );
+    return stored;
+  }
+
+  async get(id: string): Promise<Message | undefined> {
+    const rows = await this.#query<Message>(
+      'get-message',
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1`,
+      [id],
+    );
+    return rows[0];
+  }
+
+  update(
+    id: string,
+    content: string,
+    now: string,
+    check: WriteCheck,
+  ): Promise<{ message: Message; changed: boolean } | undefined> {
+    return this.#transaction(async (client) => {
+      const current = await this.#lockMessage(client, id);
+      if (current === undefined) return undefined;
+      check(current);
+      if (current.content === content) return { message: current, changed: false };
+      const updated: Message = {
+        ...current,
+        content,
+        updatedAt: now,
+        version: current.version + 1,
+      };
+      await client.query({
+        name: 'update-message',
+        text: 'UPDATE messages SET content = $2, updated_at = $3, version = $4 WHERE id = $1',
+        values: [id, content, now, updated.version],
+      });
+      await this.#appendChange(client, 'message.updated', updated);
+      return { message: updated, changed: true };
+    });
+  }
+
+  delete(id: string, check: WriteCheck): Promise<Message | undefined> {
+    return this.#transaction(async (client) => {
+      const current = await this.#lockMessage(client, id);
+      if (current === undefined) return undefined;
+      check(current);
+      await client.query({
+        name: 'delete-message',
+        text: 'DELETE FROM messages WHERE id = $1',
+        values: [id],
+      });
+      await this.#appendChange(client, 'message.deleted', current);
+      return current;
+    });
+  }
+
+  async list(query: ListQuery & { readonly limit: number }): Promise<Message[]> {
+    const params: unknown[] = [];
+    const where: string[] = [];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (query.room !== undefined) where.push(`room = ${param(query.room)}`);
+    if (query.after !== undefined) where.push(`id > ${param(query.after)}`);
+    if (query.before !== undefined) where.push(`id < ${param(query.before)}`);
+    if (query.ids !== undefined) where.push(`id = ANY(${param(query.ids)}::uuid[])`);
+    const sql = `SELECT ${MESSAGE_COLUMNS} FROM messages${
+      where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''
+    } ORDER BY id ${query.order === 'desc' ? 'DESC' : 'ASC'} LIMIT ${param(query.limit)}`;
+    // One prepared statement per query shape: the shape is fixed by which filters are present.
+    const shape = `list-${query.room !== undefined ? 'r' : ''}${query.after !== undefined ? 'a' : ''}${
+      query.before !== undefined ? 'b' : ''
+    }${query.ids !== undefined ? 'i' : ''}-${query.order}`;
+    return this.#query<Message>(shape, sql, params);
+  }
+
+  async changeLogBounds(): Promise<ChangeLogBounds> {
+    const rows = await this.#query<{ latest: string; purged_through: string }>(
+      'change-log-bounds',
+      `SELECT COALESCE((SELECT max(seq) FROM changes), m.purged_through) AS latest, m.purged_through
+       FROM change_log_meta m WHERE m.id = 1`,
+      [],
+    );
+    const row = rows[0]!;
+    return { latest: Number(row.latest), purgedThrough: Number(row.purged_through) };
+  }
+
+  async changesSince(after: number, limit: number): Promise<Change[]> {
+    const rows = await this.#query<{ seq: string; kind: ChangeKind; message: string }>(
+      'changes-since',
+      'SELECT seq, kind, message FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2',
+      [after, limit],
+    );
+    return rows.map((row) => ({
+      seq: Number(row.seq),
+      kind: row.kind,
+      message: JSON.parse(row.message) as Message,
+    }));
+  }
+
+  claimIdempotencyKey(claim: IdempotencyClaim, timing: ClaimTiming): Promise<ClaimOutcome> {
+    return this.#transaction(async (client): Promise<ClaimOutcome> => {
+      const now = timing.now.toISOString();
+      const inserted = await client.query({
+        name: 'insert-claim',
+        text: `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, claimed_at)
+               VALUES ($1, $2, $3, $4, 'pending', $5) ON CONFLICT DO NOTHING`,
+        values: [claim.scope, claim.key, claim.requestHash, claim.token, now],
+      });
+      if (inserted.rowCount === 1) return { kind: 'claimed' };
+      const { rows } = await client.query<{
+        request_hash: string;
+        state: 'pending' | 'done';
+        status: number | null;
+        response: string | null;
+        claimed_ms: string;
+      }>({
+        name: 'lock-claim',
+        text: `SELECT request_hash, state, status, response,
+                 (extract(epoch FROM claimed_at) * 1000)::bigint AS claimed_ms
+               FROM idempotency_keys WHERE scope = $1 AND key = $2 FOR UPDATE`,
+        values: [claim.scope, claim.key],
+      });
+      const row = rows[0];
+      const claimedMs = row === undefined ? 0 : Number(row.claimed_ms);
+      const nowMs = timing.now.getTime();
+      const expired =
+        row === undefined ||
+        (row.state === 'pending'
+          ? claimedMs + timing.inFlightMs <= nowMs
+          : claimedMs + timing.ttlMs <= nowMs);
+      if (expired) {
+        await client.query({
+          name: 'take-over-claim',
+          text: `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, claimed_at)
+                 VALUES ($1, $2, $3, $4, 'pending', $5)
+                 ON CONFLICT (scope, key) DO UPDATE SET request_hash = EXCLUDED.request_hash,
+                   token = EXCLUDED.token, state = 'pending', status = NULL, response = NULL,
+                   claimed_at = EXCLUDED.claimed_at`,
+          values: [claim.scope, claim.key, claim.requestHash, claim.token, now],
+        });
+        return { kind: 'claimed' };
+      }
+      if (row.state === 'pending') return { kind: 'in-flight' };
+      if (row.request_hash !== claim.requestHash) return { kind: 'mismatch' };
+      return { kind: 'replay', status: row.status ?? 500, body: row.response ?? '' };
+    });
+  }
+
+  async completeIdempotencyKey(claim: IdempotencyClaim, response: StoredResponse): Promise<void> {
+    await this.#query(
+      'complete-claim',
+      `UPDATE idempotency_keys SET state = 'done', status = $4, response = $5
+       WHERE scope = $1 AND key = $2 AND token = $3`,
+      [claim.scope, claim.key, claim.token, response.status, response.body],
+    );
+  }
+
+  async releaseIdempotencyKey(claim: IdempotencyClaim): Promise<void> {
+    await this.#query(
+      'release-claim',
+      `DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND token = $3 AND state = 'pending'`,
+      [claim.scope, claim.key, claim.token],
+    );
+  }
+
+  async purge(changesBefore: Date, idempotencyBefore: Date): Promise<void> {
+    await this.#transaction(async (client) => {
+      // The newest change is always kept, so the latest sequence survives any purge.
+      const { rows } = await client.query<{ through: string | null }>(
+        `SELECT max(seq) AS through FROM changes
+         WHERE created_at < $1 AND seq < (SELECT max(seq) FROM changes)`,
+        [changesBefore.toISOString()],
+      );
+      const through = rows[0]?.through ?? null;
+      if (through !== null) {
+        await client.query('DELETE FROM changes WHERE seq <= $1', [through]);
+        await client.query(
+          'UPDATE change_log_meta SET purged_through = GREATEST(purged_through, $1) WHERE id = 1',
+          [through],
+        );
+      }
+      await client.query('DELETE FROM idempotency_keys WHERE claimed_at < $1', [
+        idempotencyBefore.toISOString(),
+      ]);
+    });
+  }
+
+  async ping(): Promise<void> {
+    if (!this.#migrated) {
+      throw new AppError(ErrorKinds.storeUnavailable, 'Migrations are not applied yet.');
+    }
+    await this.#query('ping', 'SELECT 1', []);
+  }
+
+  /**
+   * Calls `wake` whenever any instance commits a change (LISTEN on a dedicated
+   * connection outside the pool), and after every reconnect, since
+   * notifications sent while disconnected are lost: the log is the truth.
+   */
+  watchChanges(wake: () => void): () => Promise<void> {
+    const listener = new ChangeListener({
+      config: this.#config,
+      channel: 'message_changes',
+      prefix: `${this.#schema ?? 'public'}:`,
+      wake,
+      onError: this.#onBackgroundError,
+    });
+    this.#listeners.add(listener);
+    listener.start();
+    return async () => {
+      this.#listeners.delete(listener);
+      await listener.stop();
+    };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#listeners].map((l) => l.stop()));
+    await this.#pool.end();
+  }
+
+  async #lockMessage(client: pg.PoolClient, id: string): Promise<Message | undefined> {
+    const { rows } = await client.query<Message>({
+      name: 'lock-message',
+      text: `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1 FOR UPDATE`,
+      values: [id],
+    });
+    return rows[0];
+  }
+
+  async #appendChange(client: pg.PoolClient, kind: ChangeKind, message: Message): Promise<void> {
+    await client.query({
+      name: 'append-change',
+      text: 'SELECT append_change($1, $2, $3)',
+      values: [kind, message.room, messageJson(message)],
+    });
+  }
+
+  async #connect(): Promise<pg.PoolClient> {
+    try {
+      return await this.#pool.connect();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async #query<R extends pg.QueryResultRow>(
+    name: string,
+    text: string,
+    values: unknown[],
+  ): Promise<R[]> {
+    try {
+      const result = await this.#pool.query<R>({ name, text, values });
+      return result.rows;
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackError) {
+        broken = rollbackError as Error;
+      }
+      throw toStoreError(error);
+    } finally {
+      client.release(broken);
+    }
+  }
+}

@@ -1,0 +1,319 @@
+/** MessageStore over better-sqlite3: one file, one process, WAL, group commit. */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database, { type Statement } from 'better-sqlite3';
+import type { SqliteSynchronous } from '../../config.ts';
+import { AppError, ErrorKinds } from '../../errors.ts';
+import type { Change, ChangeKind } from '../../messages/change.ts';
+import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
+import { messageJson } from '../../messages/message-json.ts';
+import type {
+  ChangeLogBounds,
+  ClaimOutcome,
+  ClaimTiming,
+  IdempotencyClaim,
+  MessageStore,
+  StoredResponse,
+  WriteCheck,
+} from '../../messages/message-store.ts';
+import { sqliteMigrations } from './migrations.ts';
+import { toStoreError } from './sqlite-errors.ts';
+import { WriteBatcher } from './write-batcher.ts';
+
+export interface SqliteStoreOptions {
+  /** A file path, or ':memory:'. */
+  readonly filename: string;
+  readonly synchronous: SqliteSynchronous;
+}
+
+const MESSAGE_COLUMNS =
+  'id, room, author, content, created_at AS createdAt, updated_at AS updatedAt, version';
+
+interface IdempotencyRow {
+  request_hash: string;
+  token: string;
+  state: 'pending' | 'done';
+  status: number | null;
+  response: string | null;
+  claimed_at: number;
+}
+
+export class SqliteStore implements MessageStore {
+  readonly engine = 'sqlite';
+  readonly #db: Database.Database;
+  readonly #batcher: WriteBatcher;
+  #statements: ReturnType<typeof prepareStatements> | undefined;
+  readonly #listStatements = new Map<string, Statement>();
+
+  constructor(options: SqliteStoreOptions) {
+    if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
+    this.#db = new Database(options.filename);
+    this.#db.pragma('journal_mode = WAL');
+    this.#db.pragma(`synchronous = ${options.synchronous.toUpperCase()}`);
+    this.#db.pragma('busy_timeout = 5000');
+    this.#batcher = new WriteBatcher(this.#db, toStoreError);
+  }
+
+  async migrate(): Promise<void> {
+    this.#db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    );
+    const applied = new Set(
+      this.#db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
+    );
+    const record = this.#db.prepare(
+      'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
+    );
+    for (const migration of sqliteMigrations) {
+      if (applied.has(migration.version)) continue;
+      this.#db
+        .transaction(() => {
+          this.#db.exec(migration.sql);
+          record.run(migration.version, migration.name, new Date().toISOString());
+        })
+        .immediate();
+    }
+    this.#statements = prepareStatements(this.#db);
+  }
+
+  create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
+    const s = this.#ready();
+    const stored: Message = { ...message, updatedAt: message.createdAt, version: 1 };
+    return this.#batcher.submit(() => {
+      s.insertMessage.run(stored);
+      const json = this.#appendChange('message.created', stored);
+      if (claim !== undefined) {
+        s.completeClaim.run({ ...claim, status: 201, response: json });
+      }
+      return stored;
+    });
+  }
+
+  async get(id: string): Promise<Message | undefined> {
+    try {
+      return this.#ready().getMessage.get(id) as Message | undefined;
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  update(
+    id: string,
+    content: string,
+    now: string,
+    check: WriteCheck,
+  ): Promise<{ message: Message; changed: boolean } | undefined> {
+    const s = this.#ready();
+    return this.#batcher.submit(() => {
+      const current = s.getMessage.get(id) as Message | undefined;
+      if (current === undefined) return undefined;
+      check(current);
+      if (current.content === content) return { message: current, changed: false };
+      const updated: Message = {
+        ...current,
+        content,
+        updatedAt: now,
+        version: current.version + 1,
+      };
+      s.updateMessage.run(updated);
+      this.#appendChange('message.updated', updated);
+      return { message: updated, changed: true };
+    });
+  }
+
+  delete(id: string, check: WriteCheck): Promise<Message | undefined> {
+    const s = this.#ready();
+    return this.#batcher.submit(() => {
+      const current = s.getMessage.get(id) as Message | undefined;
+      if (current === undefined) return undefined;
+      check(current);
+      s.deleteMessage.run(id);
+      this.#appendChange('message.deleted', current);
+      return current;
+    });
+  }
+
+  async list(query: ListQuery & { readonly limit: number }): Promise<Message[]> {
+    this.#ready();
+    const params: unknown[] = [];
+    const where: string[] = [];
+    if (query.room !== undefined) {
+      where.push('room = ?');
+      params.push(query.room);
+    }
+    if (query.after !== undefined) {
+      where.push('id > ?');
+      params.push(query.after);
+    }
+    if (query.before !== undefined) {
+      where.push('id < ?');
+      params.push(query.before);
+    }
+    if (query.ids !== undefined) {
+      where.push('id IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(query.ids));
+    }
+    params.push(query.limit);
+    const sql = `SELECT ${MESSAGE_COLUMNS} FROM messages${
+      where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''
+    } ORDER BY id ${query.order === 'desc' ? 'DESC' : 'ASC'} LIMIT ?`;
+    let statement = this.#listStatements.get(sql);
+    if (statement === undefined) {
+      statement = this.#db.prepare(sql);
+      this.#listStatements.set(sql, statement);
+    }
+    try {
+      return statement.all(...params) as Message[];
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async changeLogBounds(): Promise<ChangeLogBounds> {
+    try {
+      return this.#ready().changeLogBounds.get() as ChangeLogBounds;
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async changesSince(after: number, limit: number): Promise<Change[]> {
+    try {
+      const rows = this.#ready().changesSince.all(after, limit) as {
+        seq: number;
+        kind: ChangeKind;
+        message: string;
+      }[];
+      return rows.map((row) => ({
+        seq: row.seq,
+        kind: row.kind,
+        message: JSON.parse(row.message) as Message,
+      }));
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  claimIdempotencyKey(claim: IdempotencyClaim, timing: ClaimTiming): Promise<ClaimOutcome> {
+    const s = this.#ready();
+    const now = timing.now.getTime();
+    return this.#batcher.submit((): ClaimOutcome => {
+      const row = s.getClaim.get(claim) as IdempotencyRow | undefined;
+      const expired =
+        row !== undefined &&
+        (row.state === 'pending'
+          ? row.claimed_at + timing.inFlightMs <= now
+          : row.claimed_at + timing.ttlMs <= now);
+      if (row === undefined || expired) {
+        s.upsertClaim.run({ ...claim, claimedAt: now });
+        return { kind: 'claimed' };
+      }
+      if (row.state === 'pending') return { kind: 'in-flight' };
+      if (row.request_hash !== claim.requestHash) return { kind: 'mismatch' };
+      return { kind: 'replay', status: row.status ?? 500, body: row.response ?? '' };
+    });
+  }
+
+  async completeIdempotencyKey(claim: IdempotencyClaim, response: StoredResponse): Promise<void> {
+    const s = this.#ready();
+    await this.#batcher.submit(() =>
+      s.completeClaim.run({ ...claim, status: response.status, response: response.body }),
+    );
+  }
+
+  async releaseIdempotencyKey(claim: IdempotencyClaim): Promise<void> {
+    const s = this.#ready();
+    await this.#batcher.submit(() => s.releaseClaim.run(claim));
+  }
+
+  async purge(changesBefore: Date, idempotencyBefore: Date): Promise<void> {
+    const s = this.#ready();
+    await this.#batcher.submit(() => {
+      const cutoff = changesBefore.toISOString();
+      const purged = s.lastPurgeableChange.pluck().get(cutoff) as number | null;
+      if (purged !== null) {
+        s.deleteChangesThrough.run(purged);
+        s.setPurgedThrough.run(purged);
+      }
+      s.deleteOldClaims.run(idempotencyBefore.getTime());
+    });
+  }
+
+  /** A SQLite file belongs to one process: every change it sees is its own, woken by the service. */
+  watchChanges(): () => Promise<void> {
+    return async () => undefined;
+  }
+
+  async ping(): Promise<void> {
+    if (this.#statements === undefined) {
+      throw new AppError(ErrorKinds.storeUnavailable, 'Migrations are not applied yet.');
+    }
+    try {
+      this.#statements.ping.get();
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#db.open) this.#db.close();
+  }
+
+  #appendChange(kind: ChangeKind, message: Message): string {
+    const json = messageJson(message);
+    this.#ready().appendChange.run(kind, message.room, json, new Date().toISOString());
+    return json;
+  }
+
+  #ready(): ReturnType<typeof prepareStatements> {
+    if (this.#statements === undefined) throw new Error('SqliteStore used before migrate()');
+    return this.#statements;
+  }
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    ping: db.prepare('SELECT 1'),
+    getMessage: db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ?`),
+    insertMessage: db.prepare(
+      'INSERT INTO messages (id, room, author, content, created_at, updated_at, version) VALUES (@id, @room, @author, @content, @createdAt, @updatedAt, @version)',
+    ),
+    updateMessage: db.prepare(
+      'UPDATE messages SET content = @content, updated_at = @updatedAt, version = @version WHERE id = @id',
+    ),
+    deleteMessage: db.prepare('DELETE FROM messages WHERE id = ?'),
+    appendChange: db.prepare(
+      'INSERT INTO changes (kind, room, message, created_at) VALUES (?, ?, ?, ?)',
+    ),
+    changesSince: db.prepare(
+      'SELECT seq, kind, message FROM changes WHERE seq > ? ORDER BY seq LIMIT ?',
+    ),
+    changeLogBounds: db.prepare(
+      `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0) AS latest,
+              (SELECT purged_through FROM change_log_meta WHERE id = 1) AS purgedThrough`,
+    ),
+    // The newest change is always kept, so the latest sequence survives any purge.
+    lastPurgeableChange: db.prepare(
+      'SELECT MAX(seq) FROM changes WHERE created_at < ? AND seq < (SELECT MAX(seq) FROM changes)',
+    ),
+    deleteChangesThrough: db.prepare('DELETE FROM changes WHERE seq <= ?'),
+    setPurgedThrough: db.prepare('UPDATE change_log_meta SET purged_through = ? WHERE id = 1'),
+    getClaim: db.prepare(
+      'SELECT request_hash, token, state, status, response, claimed_at FROM idempotency_keys WHERE scope = @scope AND key = @key',
+    ),
+    upsertClaim: db.prepare(
+      `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, status, response, claimed_at)
+       VALUES (@scope, @key, @requestHash, @token, 'pending', NULL, NULL, @claimedAt)
+       ON CONFLICT (scope, key) DO UPDATE SET request_hash = excluded.request_hash, token = excluded.token,
+         state = 'pending', status = NULL, response = NULL, claimed_at = excluded.claimed_at`,
+    ),
+    completeClaim: db.prepare(
+      `UPDATE idempotency_keys SET state = 'done', status = @status, response = @response
+       WHERE scope = @scope AND key = @key AND token = @token`,
+    ),
+    releaseClaim: db.prepare(
+      "DELETE FROM idempotency_keys WHERE scope = @scope AND key = @key AND token = @token AND state = 'pending'",
+    ),
+    deleteOldClaims: db.prepare('DELETE FROM idempotency_keys WHERE claimed_at < ?'),
+  };
+}
