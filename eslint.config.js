@@ -18,6 +18,32 @@ export default tseslint.config(
     },
   },
   {
+    // The chat page: plain browser modules, no build step.
+    files: ['public/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        [
+          'atob',
+          'clearTimeout',
+          'crypto',
+          'CSS',
+          'document',
+          'EventSource',
+          'fetch',
+          'history',
+          'localStorage',
+          'location',
+          'sessionStorage',
+          'setTimeout',
+          'TextDecoder',
+          'URLSearchParams',
+          'window',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
+  {
     files: ['src/**/*.ts'],
     ignores: ['src/config.ts', 'src/server.ts'],
     rules: {

@@ -53,6 +53,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     config,
     service,
     idempotency,
+    feed: changeFeed,
     ping: () => store.ping(),
     isStopping: () => stopping,
     logger: log,

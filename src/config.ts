@@ -29,6 +29,8 @@ export interface Config {
   readonly eventsRetentionHours: number;
   readonly eventsHeartbeatMs: number;
   readonly shutdownTimeoutMs: number;
+  /** How long /readyz answers 503 before the listener closes on SIGTERM/SIGINT. */
+  readonly shutdownDrainMs: number;
   readonly rateLimitWrite: RateLimit | null;
   readonly rateLimitRead: RateLimit | null;
   readonly authJwtSecret: string | null;
@@ -37,13 +39,18 @@ export interface Config {
   readonly authAudience: string | null;
   readonly authAdminClaim: string;
   readonly authAdminValue: string;
+  /** Leeway for exp/nbf/iat between our clock and the token issuer's. */
+  readonly authClockToleranceSeconds: number;
   readonly authDevTokens: boolean;
   readonly metricsToken: string | null;
   readonly corsOrigins: readonly string[];
   readonly trustProxy: boolean;
   readonly redisUrl: string | null;
+  /** Prefix of every Redis key this service writes (rate-limit counters). */
+  readonly redisKeyPrefix: string;
   readonly maxConnections: number;
   readonly requestTimeoutMs: number;
+  readonly headersTimeoutMs: number;
 }
 
 /** The settings that a bad value stops the start for, with one line that says why. */
@@ -109,6 +116,13 @@ function databaseUrl(raw: string): string {
     return raw;
   }
   throw new ConfigError("must be 'sqlite:<file>', 'sqlite::memory:' or 'postgres://...'");
+}
+
+function secret(raw: string): string | null {
+  if (raw === '') return null;
+  // HS256 with a short secret can be brute-forced offline from any one token.
+  if (raw.length < 32) throw new ConfigError('must be at least 32 characters');
+  return raw;
 }
 
 function url(raw: string): string | null {
@@ -232,6 +246,14 @@ export const settings = [
     parse: integer(100, 600_000),
   }),
   define({
+    key: 'shutdownDrainMs',
+    env: 'SHUTDOWN_DRAIN_MS',
+    defaultValue: '0',
+    description:
+      'on SIGTERM/SIGINT, how long /readyz answers 503 (requests still served) before the listener closes; give load balancers time to notice',
+    parse: integer(0, 600_000),
+  }),
+  define({
     key: 'rateLimitWrite',
     env: 'RATE_LIMIT_WRITE',
     defaultValue: '50/10',
@@ -249,8 +271,8 @@ export const settings = [
     key: 'authJwtSecret',
     env: 'AUTH_JWT_SECRET',
     defaultValue: '',
-    description: 'HS256 secret; turns authentication on',
-    parse: optionalString,
+    description: 'HS256 secret (at least 32 characters); turns authentication on',
+    parse: secret,
   }),
   define({
     key: 'authJwksUrl',
@@ -288,6 +310,13 @@ export const settings = [
     parse: host,
   }),
   define({
+    key: 'authClockToleranceSeconds',
+    env: 'AUTH_CLOCK_TOLERANCE_SECONDS',
+    defaultValue: '30',
+    description: 'leeway for the exp and nbf claims between clocks',
+    parse: integer(0, 600),
+  }),
+  define({
     key: 'authDevTokens',
     env: 'AUTH_DEV_TOKENS',
     defaultValue: 'false',
@@ -319,8 +348,15 @@ export const settings = [
     key: 'redisUrl',
     env: 'REDIS_URL',
     defaultValue: '',
-    description: 'Redis for rate-limit budgets shared by instances',
+    description: 'Redis for rate-limit budgets shared by instances (per instance when unset)',
     parse: url,
+  }),
+  define({
+    key: 'redisKeyPrefix',
+    env: 'REDIS_KEY_PREFIX',
+    defaultValue: 'message-service:',
+    description: 'prefix of the Redis keys this service writes',
+    parse: host,
   }),
   define({
     key: 'maxConnections',
@@ -334,6 +370,13 @@ export const settings = [
     env: 'REQUEST_TIMEOUT_MS',
     defaultValue: '30000',
     description: 'time allowed to receive a whole request',
+    parse: integer(1000, 600_000),
+  }),
+  define({
+    key: 'headersTimeoutMs',
+    env: 'HEADERS_TIMEOUT_MS',
+    defaultValue: '10000',
+    description: 'time allowed to receive the request headers (slow clients are cut off)',
     parse: integer(1000, 600_000),
   }),
 ] as const;
@@ -379,6 +422,16 @@ export function loadConfig(
   }
   if (result.authDevTokens && result.authJwtSecret === null) {
     throw new ConfigError('invalid setting AUTH_DEV_TOKENS: needs AUTH_JWT_SECRET');
+  }
+  if (result.shutdownDrainMs >= result.shutdownTimeoutMs) {
+    throw new ConfigError(
+      'invalid settings: SHUTDOWN_DRAIN_MS must be less than SHUTDOWN_TIMEOUT_MS',
+    );
+  }
+  if (result.headersTimeoutMs > result.requestTimeoutMs) {
+    throw new ConfigError(
+      'invalid settings: HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS',
+    );
   }
   return Object.freeze(result);
 }

@@ -17,12 +17,14 @@ function kind(slug: string, status: number, title: string): ErrorKind {
 
 export const ErrorKinds = Object.freeze({
   malformedBody: kind('malformed-body', 400, 'Malformed request body'),
+  malformedRequest: kind('malformed-request', 400, 'Malformed HTTP request'),
   validation: kind('validation', 400, 'Request validation failed'),
   fixedField: kind('fixed-field', 400, 'A fixed field differs from the stored message'),
   unauthorized: kind('unauthorized', 401, 'Authentication required'),
   forbidden: kind('forbidden', 403, 'Not allowed'),
   notFound: kind('not-found', 404, 'Not found'),
   methodNotAllowed: kind('method-not-allowed', 405, 'Method not allowed'),
+  requestTimeout: kind('request-timeout', 408, 'The request took too long to arrive'),
   versionConflict: kind('version-conflict', 409, 'The message changed since it was read'),
   idempotencyInFlight: kind(
     'idempotency-in-flight',
@@ -32,12 +34,14 @@ export const ErrorKinds = Object.freeze({
   preconditionFailed: kind('precondition-failed', 412, 'Precondition failed'),
   payloadTooLarge: kind('payload-too-large', 413, 'Request body too large'),
   unsupportedMediaType: kind('unsupported-media-type', 415, 'Unsupported media type'),
+  rangeNotSatisfiable: kind('range-not-satisfiable', 416, 'Range not satisfiable'),
   idempotencyKeyReuse: kind(
     'idempotency-key-reuse',
     422,
     'Idempotency-Key reused with a different body',
   ),
   rateLimited: kind('rate-limited', 429, 'Too many requests'),
+  headersTooLarge: kind('headers-too-large', 431, 'Request header fields too large'),
   internal: kind('internal', 500, 'Internal server error'),
   storeUnavailable: kind('unavailable', 503, 'Service unavailable'),
   insufficientStorage: kind('insufficient-storage', 507, 'Insufficient storage'),

@@ -1,4 +1,5 @@
 /** Process entry: load the settings, build the app, listen, and stop gracefully on SIGTERM/SIGINT. */
+import { setTimeout as sleep } from 'node:timers/promises';
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
@@ -21,12 +22,42 @@ const app = await buildApp(config).catch((error: unknown) => {
   process.exit(1);
 });
 
-closeWithGrace({ delay: config.shutdownTimeoutMs }, async ({ signal, err }) => {
-  if (err !== undefined) app.http.log.error({ err }, 'stopping after an uncaught error');
-  else app.http.log.info({ signal }, 'stopping');
-  app.beginShutdown();
-  await app.close();
-  app.http.log.info('stopped');
-});
+let stopSignal: NodeJS.Signals | undefined;
+const closer = closeWithGrace(
+  // SIGINT and SIGTERM are handled below; closeWithGrace keeps the rest (uncaught errors, other signals).
+  { delay: config.shutdownTimeoutMs, skip: ['SIGINT', 'SIGTERM'] },
+  async ({ signal, err }) => {
+    if (err !== undefined) app.http.log.error({ err }, 'stopping after an uncaught error');
+    else app.http.log.info({ signal: signal ?? stopSignal }, 'stopping');
+    app.beginShutdown();
+    // /readyz answers 503 for a while before the listener closes, so balancers stop sending first.
+    if (config.shutdownDrainMs > 0) await sleep(config.shutdownDrainMs);
+    await app.close();
+    app.http.log.info('stopped');
+  },
+);
 
-await app.http.listen({ port: config.port, host: config.host });
+// One graceful stop per SIGTERM/SIGINT. Under `npm start` the same stop can arrive twice at
+// once (a terminal's Ctrl-C reaches the whole process group, and npm forwards what it gets),
+// so a repeat within a second is the same request; a later one forces the exit.
+let firstStopAt = 0;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (firstStopAt === 0) {
+      firstStopAt = Date.now();
+      stopSignal = signal;
+      void closer.close();
+    } else if (Date.now() - firstStopAt > 1000) {
+      app.http.log.error({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+  });
+}
+
+try {
+  await app.http.listen({ port: config.port, host: config.host });
+} catch (error) {
+  process.stderr.write(`message-service: cannot listen: ${(error as Error).message}\n`);
+  await app.close().catch(() => undefined);
+  process.exit(1);
+}

@@ -51,12 +51,16 @@ export function ifMatchPrecondition(
   return (version) => tags.some((t) => !t.weak && t.opaque === String(version));
 }
 
-/** True when If-None-Match matches the current version (weak comparison): answer 304. */
-export function ifNoneMatchMatches(header: string | undefined, version: number): boolean {
-  if (header === undefined) return false;
+/**
+ * A predicate on the current version for If-None-Match (weak comparison; true
+ * means answer 304). Parsed before the message is looked up, so a malformed
+ * header is a 400 even for an id that is not stored (the contract's precedence).
+ */
+export function ifNoneMatchCondition(header: string | undefined): (version: number) => boolean {
+  if (header === undefined) return () => false;
   const tags = parseTagList(header, 'if-none-match');
-  if (tags === '*') return true;
-  return tags.some((t) => t.opaque === String(version));
+  if (tags === '*') return () => true;
+  return (version) => tags.some((t) => t.opaque === String(version));
 }
 
 /** Headers that arrive more than once are joined as a list, as RFC 9110 allows. */

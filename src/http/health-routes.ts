@@ -1,7 +1,8 @@
 /** Liveness and readiness. Readiness: the store answers, its migrations are applied, and we are not stopping. */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { AppError, ErrorKinds } from '../errors.ts';
+import { AppError, ErrorKinds, isAppError } from '../errors.ts';
+import { problemResponses } from './responses.ts';
 
 export interface HealthOptions {
   readonly ping: () => Promise<void>;
@@ -15,7 +16,9 @@ export function registerHealthRoutes(app: FastifyInstance, options: HealthOption
     '/healthz',
     {
       schema: {
+        operationId: 'getLiveness',
         summary: 'Liveness: the process answers',
+        description: 'Always 200 while the process runs; needs nothing else.',
         tags: ['operations'],
         response: { 200: Status },
       },
@@ -26,9 +29,12 @@ export function registerHealthRoutes(app: FastifyInstance, options: HealthOption
     '/readyz',
     {
       schema: {
+        operationId: 'getReadiness',
         summary: 'Readiness: the store answers and its migrations are applied',
+        description:
+          '503 (with Retry-After) while the store is unreachable and from the start of a graceful shutdown.',
         tags: ['operations'],
-        response: { 200: Status },
+        response: { 200: Status, ...problemResponses(503) },
       },
     },
     async () => {
@@ -37,7 +43,14 @@ export function registerHealthRoutes(app: FastifyInstance, options: HealthOption
           headers: { 'retry-after': '1' },
         });
       }
-      await options.ping();
+      // Whatever the store's failure, it is not ready: a 503 that balancers understand, never a 500.
+      await options.ping().catch((error: unknown) => {
+        if (isAppError(error) && error.status === 503) throw error;
+        throw new AppError(ErrorKinds.storeUnavailable, 'The store does not answer.', {
+          headers: { 'retry-after': '1' },
+          cause: error,
+        });
+      });
       return { status: 'ready' };
     },
   );

@@ -8,15 +8,28 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.ts';
+import type { ChangeFeed } from '../messages/change-feed.ts';
 import type { IdempotencyService } from '../messages/idempotency.ts';
 import type { MessageService } from '../messages/message-service.ts';
+import { createAuthenticator, isApiRequest, registerAuth } from './auth.ts';
 import { registerErrorHandling } from './error-handler.ts';
+import { registerEventStream } from './event-stream.ts';
+import { registerGracefulStop } from './graceful-stop.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerBodyParsers } from './json-body.ts';
 import { messageRoutes } from './message-routes.ts';
 import { registerMetrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
+import { registerPageRoutes } from './page-routes.ts';
+import { registerRateLimits } from './rate-limit.ts';
 import { createRouteRegistry } from './route-registry.ts';
+import {
+  applyConnectionCap,
+  clientErrorHandler,
+  frameworkErrorHandler,
+  registerSecurity,
+  serverOptions,
+} from './security.ts';
 import { compileValidator } from './validation.ts';
 import './request-context.ts';
 
@@ -24,6 +37,8 @@ export interface HttpDeps {
   readonly config: Config;
   readonly service: MessageService;
   readonly idempotency: IdempotencyService;
+  /** The live change log, for GET /api/events. */
+  readonly feed: ChangeFeed;
   readonly ping: () => Promise<void>;
   readonly isStopping: () => boolean;
   readonly logger: Logger;
@@ -33,12 +48,17 @@ const REQUEST_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
 
 export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   const { config } = deps;
+  const authenticate = createAuthenticator(config);
   const app = Fastify({
+    ...serverOptions(config),
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler(() => authenticate),
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
     trustProxy: config.trustProxy,
     requestTimeout: config.requestTimeoutMs,
-    return503OnClosing: true,
+    // A request that reaches a stopping server on an open connection is served (see graceful-stop.ts).
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -51,16 +71,29 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   app.decorateRequest('idempotency', null);
   registerBodyParsers(app);
   const routes = createRouteRegistry(app);
-  registerErrorHandling(app, routes);
-
+  // Before the error layer's hooks, so its redirects carry these headers too.
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
-    if (request.url.startsWith('/api')) reply.header('cache-control', 'no-cache');
+    if (isApiRequest(request)) reply.header('cache-control', 'no-cache');
   });
+  registerErrorHandling(app, routes);
+  registerGracefulStop(app, deps.isStopping);
+  // In this order: security headers and CORS (so even a 401 is readable
+  // cross-origin), then authentication, then the budgets keyed by its subject.
+  await registerSecurity(app, config);
+  registerAuth(app, config, authenticate);
+  await registerRateLimits(app, config);
+  applyConnectionCap(app, config);
 
   await registerOpenApi(app);
   registerMetrics(app, { token: config.metricsToken });
   registerHealthRoutes(app, { ping: deps.ping, isStopping: deps.isStopping });
   await app.register(messageRoutes, { service: deps.service, idempotency: deps.idempotency });
+  registerEventStream(app, {
+    feed: deps.feed,
+    maxStreams: config.eventsMaxStreams,
+    heartbeatMs: config.eventsHeartbeatMs,
+  });
+  await registerPageRoutes(app);
   return app;
 }

@@ -69,8 +69,15 @@ export function idempotencyHooks(service: IdempotencyService) {
       const state = request.idempotency;
       if (state === null || state.settled) return payload;
       state.settled = true;
-      if (reply.statusCode >= 500) await service.release(state.claim).catch(() => undefined);
-      else await service.complete(state.claim, reply.statusCode, String(payload));
+      if (reply.statusCode === 503) {
+        // The store just failed: waiting for it again would double the client's wait for
+        // its 503. The release goes on in the background (and retries until it lands).
+        void service.release(state.claim).catch(() => undefined);
+      } else if (reply.statusCode >= 500) {
+        await service.release(state.claim).catch(() => undefined);
+      } else {
+        await service.complete(state.claim, reply.statusCode, String(payload));
+      }
       return payload;
     },
 

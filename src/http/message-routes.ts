@@ -13,7 +13,7 @@ import type { MessageService } from '../messages/message-service.ts';
 import {
   etagOf,
   ifMatchPrecondition,
-  ifNoneMatchMatches,
+  ifNoneMatchCondition,
   singleHeader,
 } from './conditional-requests.ts';
 import { idempotencyHooks } from './idempotency-key.ts';
@@ -43,6 +43,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       schema: {
         operationId: 'createMessage',
         summary: 'Create a message',
+        description:
+          'Stores a new message and answers 201 with it, its Location and ETag. `room` defaults to `general`. With an `Idempotency-Key` (a quoted structured-field string means the same key), a retry with the same body replays the first answer (`Idempotent-Replayed: true`), a different body is a 422, and a retry while the first is in flight is a 409. Only 2xx and 4xx outcomes are kept (24 hours at least); after a 5xx the key is free again.',
         tags: ['messages'],
         headers: Type.Object({
           'idempotency-key': Type.Optional(
@@ -87,6 +89,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       schema: {
         operationId: 'listMessages',
         summary: 'List messages, oldest first (streamed when no limit is given)',
+        description:
+          'Keyset paging on the id: `after`/`before` are exclusive bounds (a well-formed id that is not stored works too), `order` picks the direction, `limit` cuts the page and then `Link: <...>; rel="next"` points to the next page in the same order. Without `limit` every matching message is streamed in batches; a store failure after the first byte aborts the connection before the closing bracket. `Event-Seq` is the last change committed before the read began: resume `GET /api/events?since=` from it.',
         tags: ['messages'],
         querystring: ListQuerystring,
         response: {
@@ -138,6 +142,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       schema: {
         operationId: 'getMessage',
         summary: 'Get one message',
+        description:
+          'Ids match case-insensitively; an id of any shape that is not stored is a 404. `If-None-Match` (a list or `*`, weak comparison) that matches the current ETag gives 304.',
         tags: ['messages'],
         params: IdParams,
         headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
@@ -148,6 +154,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
             content: { 'application/json': { schema: MessageSchema } },
           },
           304: {
+            // 'null': the document shows no body for a 304.
+            type: 'null',
             description: 'Not modified: If-None-Match matches the current ETag',
             headers: { etag: ETAG },
           },
@@ -156,9 +164,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       },
     },
     async (request, reply) => {
+      const notModified = ifNoneMatchCondition(singleHeader(request.headers['if-none-match']));
       const message = await service.get(request.params.id);
       reply.header('etag', etagOf(message.version));
-      if (ifNoneMatchMatches(singleHeader(request.headers['if-none-match']), message.version)) {
+      if (notModified(message.version)) {
         return reply.code(304).send();
       }
       return reply.send(message);
@@ -171,6 +180,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       schema: {
         operationId: 'updateMessage',
         summary: "Edit a message's content",
+        description:
+          'Only `content` can change. The body may carry the other fields as last read: `id`, `room`, `author`, `createdAt` that differ are a 400 naming them, a `version` or `updatedAt` that is not the current one is a 409. The same content again changes nothing (same version and updatedAt, no event). `If-Match` (a list or `*`, strong comparison) that does not match is a 412.',
         tags: ['messages'],
         params: IdParams,
         headers: Type.Object({ 'if-match': Type.Optional(Type.String()) }),
@@ -204,6 +215,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       schema: {
         operationId: 'deleteMessage',
         summary: 'Delete a message',
+        description:
+          'Answers with the message as it was when deleted; afterwards GET, PUT and DELETE of the id are 404. `If-Match` applies as for PUT.',
         tags: ['messages'],
         params: IdParams,
         headers: Type.Object({ 'if-match': Type.Optional(Type.String()) }),

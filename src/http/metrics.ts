@@ -33,7 +33,23 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     duration.observe(labels, reply.elapsedTime / 1000);
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+  const text = (description: string) => ({
+    description,
+    content: { 'text/plain': { schema: { type: 'string' } } },
+  });
+  const schema = {
+    operationId: 'getMetrics',
+    summary: 'Prometheus metrics',
+    description:
+      'Request counts and latency histograms by method, route and status, plus process metrics, in the Prometheus text format.',
+    tags: ['operations'],
+    response: {
+      200: text('The metrics'),
+      401: text('METRICS_TOKEN is set and the request did not carry it'),
+    },
+  };
+  // Both answers are sent as text, which the response serializer leaves alone.
+  app.get('/metrics', { schema }, async (request, reply) => {
     if (options.token !== null && request.headers.authorization !== `Bearer ${options.token}`) {
       return reply
         .code(401)

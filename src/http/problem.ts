@@ -62,6 +62,9 @@ export function toAppError(error: unknown): AppError {
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
     case 'FST_ERR_CTP_INVALID_TYPE':
       return new AppError(ErrorKinds.malformedBody, 'The request body does not match its headers.');
+    case 'FST_STATIC_FORBIDDEN_PATH':
+      // A static path that climbs out of its folder (`/docs/static/../..`): nothing is there.
+      return new AppError(ErrorKinds.notFound, 'No such path.');
     default:
   }
   const status = e.statusCode;
@@ -69,6 +72,17 @@ export function toAppError(error: unknown): AppError {
   if (status === 415)
     return new AppError(ErrorKinds.unsupportedMediaType, 'Unsupported media type.');
   if (status === 400) return new AppError(ErrorKinds.malformedBody, 'The request is malformed.');
+  // The static files (page, /docs assets) answer conditional and range requests themselves.
+  if (status === 403 || status === 404) return new AppError(ErrorKinds.notFound, 'No such path.');
+  if (status === 412) {
+    return new AppError(
+      ErrorKinds.preconditionFailed,
+      'The precondition does not hold for this file.',
+    );
+  }
+  if (status === 416) {
+    return new AppError(ErrorKinds.rangeNotSatisfiable, 'The requested range is not in this file.');
+  }
   if (status === 503) {
     return new AppError(
       ErrorKinds.storeUnavailable,

@@ -26,6 +26,7 @@ export function problemResponses(...statuses: number[]): Record<number, object> 
 /** Answers any /api route can give besides its own. */
 export const COMMON_PROBLEMS = [401, 429, 500, 503] as const;
 
+/** A documented response header: its schema, with the description next to it (the generator moves it out). */
 export function header(description: string, schema: object = { type: 'string' }) {
-  return { description, schema };
+  return { ...schema, description };
 }

@@ -4,13 +4,33 @@
  * (through the store's watcher) only wake the feed; it then reads the log
  * from where it was, so a lost wake-up loses nothing, and hands each batch,
  * in sequence order, to every subscriber.
+ *
+ * A batch says which stretch of the log it covers (`after` < seq <= the last
+ * change's seq): a subscriber that is exactly at `after` can take it as is; one
+ * that is not (it was busy replaying, or its client was slow) re-reads the gap
+ * from the log itself, through `changesSince`. Nobody buffers on anyone's
+ * behalf, so memory stays bounded however far a subscriber falls behind.
  */
 import type { Change } from './change.ts';
-import type { MessageStore } from './message-store.ts';
+import type { ChangeLogBounds, MessageStore } from './message-store.ts';
 
-export type ChangeListener = (changes: readonly Change[]) => void;
+export interface ChangeBatch {
+  /** The batch holds every committed change with `after` < seq <= the last one's seq. */
+  readonly after: number;
+  /** Non-empty, in seq order. */
+  readonly changes: readonly Change[];
+}
+
+export type ChangeListener = (batch: ChangeBatch) => void;
 
 const READ_BATCH = 1000;
+/** After a failed read, try again this soon rather than wait for the next write. */
+const RETRY_MS = 500;
+/**
+ * A safety net, not the mechanism: wake-ups come from writes and NOTIFY, but
+ * re-reading the log now and then bounds the delay if one was ever lost.
+ */
+const POLL_MS = 5000;
 
 export class ChangeFeed {
   readonly #store: MessageStore;
@@ -21,13 +41,14 @@ export class ChangeFeed {
   #again = false;
   #started = false;
   #stopWatching: (() => Promise<void>) | undefined;
+  #poll: NodeJS.Timeout | undefined;
 
   constructor(store: MessageStore, onError: (error: unknown) => void) {
     this.#store = store;
     this.#onError = onError;
   }
 
-  /** The newest change this feed has handed out. */
+  /** The newest change this feed has handed out: a new subscriber gets every change after it. */
   get head(): number {
     return this.#head;
   }
@@ -40,18 +61,23 @@ export class ChangeFeed {
     this.#head = (await this.#store.changeLogBounds()).latest;
     this.#started = true;
     this.#stopWatching = this.#store.watchChanges(() => this.wake());
+    this.#poll = setInterval(() => this.wake(), POLL_MS);
+    this.#poll.unref();
   }
 
   async stop(): Promise<void> {
     this.#started = false;
+    clearInterval(this.#poll);
     this.#listeners.clear();
     await this.#stopWatching?.();
   }
 
-  /** Every change with seq > head goes to `listener`, in order, until the returned function is called. */
+  /** Every batch after the current head goes to `listener`, in order, until the returned function is called. */
   subscribe(listener: ChangeListener): () => void {
     this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
   }
 
   /** Something may have been committed: read the log past the head. */
@@ -65,17 +91,29 @@ export class ChangeFeed {
     void this.#drain();
   }
 
+  /** The log's bounds, read from the store now (not the feed's head). */
+  bounds(): Promise<ChangeLogBounds> {
+    return this.#store.changeLogBounds();
+  }
+
+  /** Up to `limit` committed changes with seq > `after`, read from the store (replays, catch-up). */
+  changesSince(after: number, limit: number): Promise<Change[]> {
+    return this.#store.changesSince(after, limit);
+  }
+
   async #drain(): Promise<void> {
     try {
       do {
         this.#again = false;
         for (;;) {
-          const changes = await this.#store.changesSince(this.#head, READ_BATCH);
-          if (changes.length === 0) break;
+          const after = this.#head;
+          const changes = await this.#store.changesSince(after, READ_BATCH);
+          if (changes.length === 0 || !this.#started) break;
           this.#head = changes[changes.length - 1]!.seq;
+          const batch: ChangeBatch = { after, changes };
           for (const listener of this.#listeners) {
             try {
-              listener(changes);
+              listener(batch);
             } catch (error) {
               this.#onError(error);
             }
@@ -85,8 +123,7 @@ export class ChangeFeed {
       } while (this.#again);
     } catch (error) {
       this.#onError(error);
-      // The store failed: try again shortly rather than wait for the next write.
-      setTimeout(() => this.wake(), 500).unref();
+      setTimeout(() => this.wake(), RETRY_MS).unref();
     } finally {
       this.#reading = false;
     }

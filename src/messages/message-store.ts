@@ -56,8 +56,9 @@ export interface MessageStore {
 
   /**
    * Stores a new message and appends its change, in one transaction; with a
-   * claim, also records the 201 outcome for that Idempotency-Key atomically.
-   * Resolves only once the commit is durable.
+   * claim, also records the 201 outcome for that Idempotency-Key atomically,
+   * and stores nothing (a 503) when that claim is no longer held (freed or
+   * taken over meanwhile). Resolves only once the commit is durable.
    */
   create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message>;
 

@@ -79,4 +79,51 @@ export const postgresMigrations: readonly { version: number; name: string; sql: 
       END $$;
     `,
   },
+  {
+    version: 2,
+    name: 'a create commits only while its Idempotency-Key claim is held',
+    // A create that timed out on the client side may still commit on the server later, after
+    // its request answered 503 and freed the claim: the retry would then store the message a
+    // second time. Completing the claim first (and failing when it is gone) makes that late
+    // create roll back instead. serialization_failure is a 503: the client retries.
+    sql: `
+      CREATE OR REPLACE FUNCTION create_message(
+        p_id uuid, p_room text, p_author text, p_content text, p_at timestamptz, p_message text,
+        p_scope text, p_key text, p_token text
+      ) RETURNS void
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        IF p_key IS NOT NULL THEN
+          UPDATE idempotency_keys SET state = 'done', status = 201, response = p_message
+            WHERE scope = p_scope AND key = p_key AND token = p_token AND state = 'pending';
+          IF NOT FOUND THEN
+            RAISE EXCEPTION 'the Idempotency-Key claim is no longer held'
+              USING ERRCODE = 'serialization_failure';
+          END IF;
+        END IF;
+        INSERT INTO messages (id, room, author, content, created_at, updated_at, version)
+          VALUES (p_id, p_room, p_author, p_content, p_at, p_at, 1);
+        PERFORM append_change('message.created', p_room, p_message);
+      END $$;
+    `,
+  },
+  {
+    version: 3,
+    name: 'create_messages: a batch of creates in one call (group commit)',
+    // All or nothing: the store retries a failed batch row by row, so a row that fails
+    // fails only its own request (see create-batcher.ts).
+    sql: `
+      CREATE FUNCTION create_messages(
+        p_ids uuid[], p_rooms text[], p_authors text[], p_contents text[], p_ats timestamptz[],
+        p_messages text[], p_scopes text[], p_keys text[], p_tokens text[]
+      ) RETURNS void
+      LANGUAGE plpgsql AS $$
+      BEGIN
+        FOR i IN 1 .. cardinality(p_ids) LOOP
+          PERFORM create_message(p_ids[i], p_rooms[i], p_authors[i], p_contents[i], p_ats[i],
+            p_messages[i], p_scopes[i], p_keys[i], p_tokens[i]);
+        END LOOP;
+      END $$;
+    `,
+  },
 ];

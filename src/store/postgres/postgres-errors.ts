@@ -20,6 +20,24 @@ const UNAVAILABLE_CODES = new Set([
 const UNAVAILABLE_MESSAGES =
   /Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|connection is closed|Cannot use a pool after calling end/i;
 
+const CONNECTION_LOST_CODES = new Set(['ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02']);
+const CONNECTION_LOST_MESSAGES =
+  /Connection terminated|Query read timeout|Client has encountered a connection error|connection is closed|not queryable/i;
+
+/**
+ * The connection itself is gone or stuck (a query on it timed out and is
+ * still running): it cannot even roll back, so it must be dropped, and the
+ * server rolls back when the socket closes.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && (CONNECTION_LOST_CODES.has(code) || code.startsWith('08'))) {
+    return true;
+  }
+  return CONNECTION_LOST_MESSAGES.test(error.message);
+}
+
 export function unavailable(cause?: unknown): AppError {
   return new AppError(ErrorKinds.storeUnavailable, 'The store is unavailable; try again shortly.', {
     headers: { 'retry-after': '1' },

@@ -15,7 +15,8 @@ import type {
 } from '../../messages/message-store.ts';
 import { postgresMigrations } from './migrations.ts';
 import { ChangeListener } from './change-listener.ts';
-import { toStoreError } from './postgres-errors.ts';
+import { CreateBatcher } from './create-batcher.ts';
+import { isConnectionLost, toStoreError, unavailable } from './postgres-errors.ts';
 
 export interface PostgresStoreOptions {
   readonly url: string;
@@ -25,7 +26,8 @@ export interface PostgresStoreOptions {
   readonly onBackgroundError: (error: Error) => void;
 }
 
-const MESSAGE_COLUMNS = `id::text AS id, room, author, content,
+/** The message row as the domain type (also used by the benchmark's in-process floor). */
+export const MESSAGE_COLUMNS = `id::text AS id, room, author, content,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
   to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt",
   version`;
@@ -58,19 +60,44 @@ export class PostgresStore implements MessageStore {
   readonly #config: pg.PoolConfig;
   readonly #schema: string | null;
   readonly #onBackgroundError: (error: Error) => void;
+  readonly #timeoutMs: number;
   #migrated = false;
   readonly #listeners = new Set<ChangeListener>();
+  /** Group commit: creates that arrive while one is committing share the next transaction. */
+  readonly #creates = new CreateBatcher({
+    one: async (row) => {
+      await this.#query(
+        'create-message',
+        'SELECT create_message($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+        [...row],
+      );
+    },
+    many: async (rows) => {
+      await this.#query(
+        'create-messages',
+        `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
+           $6::text[], $7::text[], $8::text[], $9::text[])`,
+        Array.from({ length: 9 }, (_, column) => rows.map((row) => row[column])),
+      );
+    },
+  });
 
   constructor(options: PostgresStoreOptions) {
     this.#config = connectionConfig(options.url, options.poolSize, options.timeoutMs);
     this.#schema = new URL(options.url).searchParams.get('schema');
     this.#onBackgroundError = options.onBackgroundError;
+    this.#timeoutMs = options.timeoutMs;
     this.#pool = new pg.Pool(this.#config);
     this.#pool.on('error', (error) => options.onBackgroundError(error));
   }
 
   async migrate(): Promise<void> {
     const client = await this.#connect();
+    let broken: Error | undefined;
+    const onError = (error: Error) => {
+      broken ??= error; // see #transaction: a checked-out client's errors are ours to catch
+    };
+    client.on('error', onError);
     try {
       // One instance migrates at a time; the others wait, then find nothing left to do.
       await client.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
@@ -106,16 +133,16 @@ export class PostgresStore implements MessageStore {
     } catch (error) {
       throw toStoreError(error);
     } finally {
-      client.release();
+      client.removeListener('error', onError);
+      client.release(broken);
     }
   }
 
   async create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
     const stored: Message = { ...message, updatedAt: message.createdAt, version: 1 };
-    await this.#query(
-      'create-message',
-      'SELECT create_message($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-      [
+    // The deadline counts the wait for the batch ahead too (a hung batch holds the next one).
+    await this.#withDeadline(() =>
+      this.#creates.submit([
         stored.id,
         stored.room,
         stored.author,
@@ -125,10 +152,11 @@ export class PostgresStore implements MessageStore {
         claim?.scope ?? null,
         claim?.key ?? null,
         claim?.token ?? null,
-      ],
+      ]),
     );
     return stored;
   }
+
 
   async get(id: string): Promise<Message | undefined> {
     const rows = await this.#query<Message>(
@@ -344,7 +372,8 @@ export class PostgresStore implements MessageStore {
 
   async close(): Promise<void> {
     await Promise.all([...this.#listeners].map((l) => l.stop()));
-    await this.#pool.end();
+    // A second close (a second signal during shutdown) is a no-op, as on SQLite.
+    if (!this.#pool.ended) await this.#pool.end();
   }
 
   async #lockMessage(client: pg.PoolClient, id: string): Promise<Message | undefined> {
@@ -377,30 +406,66 @@ export class PostgresStore implements MessageStore {
     text: string,
     values: unknown[],
   ): Promise<R[]> {
-    try {
-      const result = await this.#pool.query<R>({ name, text, values });
-      return result.rows;
-    } catch (error) {
-      throw toStoreError(error);
-    }
+    return this.#withDeadline(async () => {
+      try {
+        const result = await this.#pool.query<R>({ name, text, values });
+        return result.rows;
+      } catch (error) {
+        throw toStoreError(error);
+      }
+    });
   }
 
-  async #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * One store operation answers within the store timeout, whole: waiting for
+   * a pool connection and each query have their own timeouts, but in a row
+   * they could add up. The late operation still ends by itself; a write that
+   * commits after its 503 is allowed (it happened fully), and a create whose
+   * claim was freed meanwhile rolls back (see the create_message function).
+   */
+  #withDeadline<T>(operation: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(unavailable(new Error('store operation timed out'))),
+        this.#timeoutMs,
+      );
+    });
+    return Promise.race([operation(), deadline]).finally(() => clearTimeout(timer));
+  }
+
+  #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.#withDeadline(() => this.#runTransaction(work));
+  }
+
+  async #runTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.#connect();
     let broken: Error | undefined;
+    // While a client is checked out the pool does not listen for its errors: a database that
+    // goes away between two queries would otherwise be an uncaught 'error' that ends the process.
+    const onError = (error: Error) => {
+      broken ??= error;
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await work(client);
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollbackError) {
-        broken = rollbackError as Error;
+      // A lost or stuck connection cannot roll back (a ROLLBACK would wait out another
+      // timeout behind the stuck query): drop it, and the server rolls back instead.
+      if (broken === undefined && isConnectionLost(error)) broken = error as Error;
+      if (broken === undefined) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackError) {
+          broken = rollbackError as Error;
+        }
       }
       throw toStoreError(error);
     } finally {
+      client.removeListener('error', onError);
       client.release(broken);
     }
   }

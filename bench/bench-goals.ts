@@ -1,0 +1,146 @@
+/** The goals of issue #5, each judged from the figures of one run. */
+import type { BenchResult, Goal, ScenarioResult } from './bench-types.ts';
+
+interface Sizes {
+  readonly small: number;
+  readonly mid: number;
+  readonly large: number;
+}
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Median over rounds of a's req/s divided by b's in the same round. */
+export function pairedRatio(a: ScenarioResult, b: ScenarioResult): number {
+  return median(a.samples.map((s, i) => s.requestsPerSecond / b.samples[i]!.requestsPerSecond));
+}
+
+function missing(figure: string, goal: string): Goal {
+  return { figure, goal, measured: 'not measured in this run', met: null, score: null };
+}
+
+export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
+  const find = (id: string) => result.scenarios.find((s) => s.id === id);
+  const goals: Goal[] = [];
+
+  const get = find('get:sqlite');
+  {
+    const figure = `GET by id, 50 connections, SQLite, ${fmt(sizes.mid)} stored`;
+    const goal = '≥ 0.65× the node:http floor (aim 0.75×)';
+    if (get?.ratioToFloor == null) goals.push(missing(figure, goal));
+    else {
+      const ratio = get.ratioToFloor;
+      goals.push({
+        figure,
+        goal,
+        measured: `${ratio.toFixed(2)}× (${fmt(get.summary.requestsPerSecond)}/s vs floor ${fmt(find('get:floor')!.summary.requestsPerSecond)}/s)`,
+        met: ratio >= 0.65,
+        score: ratio / 0.65,
+      });
+    }
+  }
+
+  const durable = find(`create:durable-${sizes.small}`);
+  const off = find(`create:fsync-off-${sizes.small}`);
+  {
+    const figure = 'POST create, durable (fsync on), 50 connections, SQLite';
+    const goal = '≥ 0.85× fsync off, same run; ≥ 7,500/s';
+    if (durable === undefined || off === undefined) goals.push(missing(figure, goal));
+    else {
+      const ratio = pairedRatio(durable, off);
+      const rate = durable.summary.requestsPerSecond;
+      goals.push({
+        figure,
+        goal,
+        measured: `${ratio.toFixed(2)}× fsync off (${fmt(rate)}/s vs ${fmt(off.summary.requestsPerSecond)}/s)`,
+        met: ratio >= 0.85 && rate >= 7500,
+        score: Math.min(ratio / 0.85, rate / 7500),
+      });
+    }
+  }
+
+  {
+    const figure = 'p99 latency at 50 connections';
+    const goal = 'GET ≤ 5 ms, durable POST ≤ 15 ms, 0 errors';
+    if (get === undefined || durable === undefined) goals.push(missing(figure, goal));
+    else {
+      const errors = result.scenarios
+        .filter((s) => s.store !== 'none')
+        .reduce((sum, s) => sum + s.summary.errors, 0);
+      const getP99 = get.summary.p99Ms;
+      const postP99 = durable.summary.p99Ms;
+      goals.push({
+        figure,
+        goal,
+        measured: `GET ${getP99.toFixed(2)} ms (worst round ${get.summary.worstP99Ms.toFixed(2)}), POST ${postP99.toFixed(2)} ms (worst ${durable.summary.worstP99Ms.toFixed(2)}), ${errors} errors in all scenarios`,
+        met: getP99 <= 5 && postP99 <= 15 && errors === 0,
+        score: errors > 0 ? 0 : Math.min(5 / getP99, 15 / postP99),
+      });
+    }
+  }
+
+  const historySmall = find(`size:history-${sizes.small}`);
+  const historyLarge = find(`size:history-${sizes.large}`);
+  {
+    const figure = `history page (desc, limit 50) at ${fmt(sizes.large)} stored`;
+    const goal = `within 10% of the same at ${fmt(sizes.small)} stored`;
+    if (historySmall === undefined || historyLarge === undefined) goals.push(missing(figure, goal));
+    else {
+      const ratio = pairedRatio(historyLarge, historySmall);
+      goals.push({
+        figure,
+        goal,
+        measured: `${ratio.toFixed(3)}× (${fmt(historyLarge.summary.requestsPerSecond)}/s vs ${fmt(historySmall.summary.requestsPerSecond)}/s; p50 ${historyLarge.summary.p50Ms.toFixed(2)} vs ${historySmall.summary.p50Ms.toFixed(2)} ms)`,
+        met: ratio >= 0.9,
+        score: ratio / 0.9,
+      });
+    }
+  }
+
+  {
+    const figure = `list everything, ${fmt(result.list?.stored ?? sizes.large)} messages`;
+    const goal = '≥ 200,000 messages/s streamed, server RSS growth < 64 MiB';
+    const runs = result.list?.runs ?? [];
+    if (runs.length === 0) goals.push(missing(figure, goal));
+    else {
+      const slowest = Math.min(...runs.map((r) => r.messagesPerSecond));
+      const growth = Math.max(...runs.map((r) => r.rssGrowthMiB));
+      const complete = runs.every((r) => r.complete);
+      goals.push({
+        figure,
+        goal,
+        measured: `${fmt(slowest)} messages/s (slowest of ${runs.length} runs), RSS growth ≤ ${growth.toFixed(1)} MiB${complete ? '' : ', INCOMPLETE body'}`,
+        met: slowest >= 200_000 && growth < 64 && complete,
+        score: Math.min(slowest / 200_000, 64 / Math.max(growth, 1)),
+      });
+    }
+  }
+
+  for (const [mode, label] of [
+    ['get', 'GET by id'],
+    ['create', 'durable POST'],
+  ] as const) {
+    const figure = `PostgreSQL: ${label}`;
+    const goal = '≥ 0.5× node-postgres in-process at concurrency 32';
+    const service = find(`postgres:${mode}`);
+    const pgFloor = find(`postgres:pg-floor-${mode}`);
+    if (service === undefined || pgFloor === undefined) goals.push(missing(figure, goal));
+    else {
+      const ratio = pairedRatio(service, pgFloor);
+      goals.push({
+        figure,
+        goal,
+        measured: `${ratio.toFixed(2)}× (${fmt(service.summary.requestsPerSecond)}/s vs ${fmt(pgFloor.summary.requestsPerSecond)}/s in-process)`,
+        met: ratio >= 0.5,
+        score: ratio / 0.5,
+      });
+    }
+  }
+  return goals;
+}

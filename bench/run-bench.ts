@@ -1,0 +1,620 @@
+/**
+ * `npm run bench`: builds the production build, starts the service (SQLite,
+ * and PostgreSQL when reachable) as separate processes pinned to one core,
+ * drives them with wrk pinned to the other core, and measures the floor (a
+ * plain node:http constant-JSON server on the same core) in interleaved
+ * rounds, so every figure is also a ratio taken at the same moment. Writes
+ * bench/results/<time>-<commit>.{json,md,svg}.
+ *
+ * Flags: --quick (or BENCH_QUICK=1): short rounds, small stores, for development.
+ *        --only=get,size,list,create,mix,events,postgres: run only these groups.
+ *        --no-build: use the existing dist/.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import type { BenchResult, ListRun, Sample, ScenarioResult } from './bench-types.ts';
+import { computeGoals } from './bench-goals.ts';
+import { machineInfo } from './machine-info.ts';
+import { writeReport } from './report-writer.ts';
+import { copySqlite, removeSqlite, seedPostgres, seedSqlite } from './seed-data.ts';
+import {
+  detectCores,
+  freePort,
+  pinned,
+  sampleRss,
+  startServer,
+  type Cores,
+  type ServerProcess,
+} from './server-process.ts';
+import { ensureWrk, errorCount, requestsPerSecond, runWrk, type WrkRun } from './wrk-runner.ts';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS = join(ROOT, 'bench', 'results');
+const TMP = join(RESULTS, 'tmp');
+const DIRS = { lua: join(ROOT, 'bench', 'lua'), tmp: TMP };
+const MiB = 2 ** 20;
+const GROUPS = ['get', 'size', 'list', 'create', 'mix', 'events', 'postgres'] as const;
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    'no-build': { type: 'boolean', default: false },
+  },
+});
+const quick = flags.quick || process.env.BENCH_QUICK === '1';
+const only = new Set(flags.only?.split(',') ?? GROUPS);
+const plan = quick
+  ? { seconds: 2, warmupSeconds: 1, rounds: 2, connections: 50, small: 10_000, mid: 20_000 }
+  : { seconds: 6, warmupSeconds: 2, rounds: 3, connections: 50, small: 10_000, mid: 100_000 };
+const large = quick ? 100_000 : 1_000_000;
+const listRuns = quick ? 1 : 3;
+
+const SERVICE_SETTINGS = {
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  RATE_LIMIT_WRITE: 'off',
+  RATE_LIMIT_READ: 'off',
+} as const;
+
+function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Runs a child to completion and returns the last JSON line it printed. */
+function runJsonChild(command: string[], env: Record<string, string> = {}): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command[0]!, command.slice(1), {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-4000)));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const line = out
+        .trim()
+        .split('\n')
+        .reverse()
+        .find((l) => l.trim().startsWith('{'));
+      if (code !== 0 || line === undefined) {
+        reject(new Error(`${command.join(' ')} failed (${code}):\n${err}${out.slice(-2000)}`));
+        return;
+      }
+      resolve(JSON.parse(line));
+    });
+  });
+}
+
+interface Member {
+  readonly id: string;
+  readonly label: string;
+  readonly store: ScenarioResult['store'];
+  readonly stored: number | null;
+  readonly settings: Record<string, string>;
+  measure(seconds: number): Promise<Omit<Sample, 'round'>>;
+}
+
+function wrkMember(
+  cores: Cores,
+  server: ServerProcess,
+  meta: Omit<Member, 'measure'>,
+  run: Omit<WrkRun, 'seconds' | 'connections' | 'url'> & { path: string },
+): Member {
+  return {
+    ...meta,
+    measure: async (seconds) => {
+      const rss = sampleRss(server.pid);
+      const cpuBefore = server.cpuSeconds();
+      const result = await runWrk(
+        cores,
+        { ...run, url: server.baseUrl + run.path, seconds, connections: plan.connections },
+        DIRS,
+      );
+      const { peak } = rss.stop();
+      const cpu = server.cpuSeconds() - cpuBefore;
+      return {
+        requestsPerSecond: requestsPerSecond(result),
+        p50Ms: result.latencyUs.p50 / 1000,
+        p99Ms: result.latencyUs.p99 / 1000,
+        errors: errorCount(result),
+        serverRssMiB: Number.isNaN(peak) ? null : peak / MiB,
+        serverCpuUsPerRequest: Number.isNaN(cpu) ? null : (cpu * 1e6) / result.requests,
+      };
+    },
+  };
+}
+
+/**
+ * Warms every member, then measures them in `plan.rounds` interleaved rounds
+ * (the order reversed every other round), so a ratio between two members of
+ * one round compares figures taken a few seconds apart on the same core.
+ */
+async function pairedRounds(
+  group: string,
+  members: readonly Member[],
+  floorId: string | null,
+): Promise<ScenarioResult[]> {
+  for (const m of members) await m.measure(plan.warmupSeconds);
+  const samples = new Map<string, Sample[]>(members.map((m) => [m.id, []]));
+  for (let round = 0; round < plan.rounds; round++) {
+    const order = round % 2 === 0 ? members : [...members].reverse();
+    for (const m of order) {
+      const sample = { round, ...(await m.measure(plan.seconds)) };
+      samples.get(m.id)!.push(sample);
+      log(
+        `  [${group}] round ${round + 1}/${plan.rounds} ${m.id}: ${Math.round(sample.requestsPerSecond).toLocaleString('en')}/s` +
+          ` p50 ${sample.p50Ms.toFixed(2)} ms p99 ${sample.p99Ms.toFixed(2)} ms errors ${sample.errors}` +
+          (sample.serverCpuUsPerRequest === null
+            ? ''
+            : ` cpu ${sample.serverCpuUsPerRequest.toFixed(1)} µs/req`),
+      );
+    }
+  }
+  const floor = floorId === null ? undefined : samples.get(floorId);
+  return members.map((m) => {
+    const own = samples.get(m.id)!;
+    const rss = own.map((s) => s.serverRssMiB).filter((v): v is number => v !== null);
+    const cpu = own.map((s) => s.serverCpuUsPerRequest).filter((v): v is number => v !== null);
+    return {
+      id: m.id,
+      group,
+      label: m.label,
+      store: m.store,
+      stored: m.stored,
+      connections: plan.connections,
+      settings: m.settings,
+      samples: own,
+      summary: {
+        requestsPerSecond: median(own.map((s) => s.requestsPerSecond)),
+        p50Ms: median(own.map((s) => s.p50Ms)),
+        p99Ms: median(own.map((s) => s.p99Ms)),
+        worstP99Ms: Math.max(...own.map((s) => s.p99Ms)),
+        errors: own.reduce((sum, s) => sum + s.errors, 0),
+        serverRssMiB: rss.length === 0 ? null : Math.max(...rss),
+        serverCpuUsPerRequest: cpu.length === 0 ? null : median(cpu),
+      },
+      ratioToFloor:
+        floor === undefined || m.id === floorId
+          ? null
+          : median(own.map((s, i) => s.requestsPerSecond / floor[i]!.requestsPerSecond)),
+    };
+  });
+}
+
+async function main(): Promise<void> {
+  mkdirSync(TMP, { recursive: true });
+  const startedAt = new Date();
+  const machine = machineInfo(ROOT);
+  const cores = detectCores(machine.cores);
+  if (cores.pinned) {
+    // The harness itself (and the load generator) stays off the server's core.
+    spawnSync('taskset', ['-a', '-p', '-c', cores.client, String(process.pid)], {
+      stdio: 'ignore',
+    });
+  } else {
+    log('! taskset or a second core is missing: processes are not pinned');
+  }
+  const wrk = ensureWrk();
+  if (!flags['no-build']) {
+    log('building the production build (npm run build)');
+    const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+    if (build.status !== 0) throw new Error('npm run build failed');
+  }
+  const notes: string[] = [];
+  const scenarios: ScenarioResult[] = [];
+  const serverCommand = pinned(cores, cores.server, [process.execPath, 'dist/server.js']);
+  const started: ServerProcess[] = [];
+
+  const startService = async (name: string, env: Record<string, string>) => {
+    const port = await freePort();
+    const server = await startServer({
+      name,
+      command: serverCommand,
+      env: { ...SERVICE_SETTINGS, ...env, PORT: String(port) },
+      port,
+      readyPath: '/readyz',
+      cwd: ROOT,
+    });
+    started.push(server);
+    return server;
+  };
+  const stop = async (server: ServerProcess) => {
+    await server.stop();
+    started.splice(started.indexOf(server), 1);
+  };
+
+  const floorPort = await freePort();
+  const floorServer = await startServer({
+    name: 'floor',
+    command: pinned(cores, cores.server, [process.execPath, 'bench/floor-server.mjs']),
+    env: { PORT: String(floorPort) },
+    port: floorPort,
+    readyPath: '/',
+    cwd: ROOT,
+  });
+  started.push(floorServer);
+  const floor = (group: string) =>
+    wrkMember(
+      cores,
+      floorServer,
+      {
+        id: `${group}:floor`,
+        label: 'floor: plain node:http, constant JSON',
+        store: 'none',
+        stored: null,
+        settings: {},
+      },
+      { path: '/' },
+    );
+
+  const sqliteUrl = (file: string) => `sqlite:${file}`;
+  const dbFile = (name: string) => join(TMP, `${name}.db`);
+  const idsFile = (name: string) => join(TMP, `ids-${name}.txt`);
+  const needSizes = ['size', 'list', 'create'].some((g) => only.has(g));
+  const needMid = ['get', 'mix'].some((g) => only.has(g));
+
+  let sqliteVersion = '';
+  {
+    const db = new Database(':memory:');
+    sqliteVersion = db.prepare('SELECT sqlite_version() AS v').pluck().get() as string;
+    db.close();
+  }
+
+  try {
+    log(`seeding SQLite stores (${plan.small}, ${plan.mid}, ${large} messages)`);
+    if (needSizes) {
+      await seedSqlite(dbFile('small'), plan.small, idsFile('small'));
+      await seedSqlite(dbFile('large'), large, idsFile('large'));
+    }
+    if (needMid) await seedSqlite(dbFile('mid'), plan.mid, idsFile('mid'));
+
+    const sqlite = (stored: number, sync = 'full') => ({
+      store: 'sqlite' as const,
+      stored,
+      settings: { SQLITE_SYNCHRONOUS: sync },
+    });
+
+    if (only.has('get')) {
+      log(`GET by id, ${plan.mid} stored, against the floor and /healthz`);
+      const service = await startService('get', { DATABASE_URL: sqliteUrl(dbFile('mid')) });
+      const members = [
+        floor('get'),
+        wrkMember(
+          cores,
+          service,
+          {
+            id: 'get:healthz',
+            label: "the service's own /healthz (constant JSON through the framework)",
+            ...sqlite(plan.mid),
+          },
+          { path: '/healthz' },
+        ),
+        wrkMember(
+          cores,
+          service,
+          { id: 'get:sqlite', label: 'GET /api/messages/{id}', ...sqlite(plan.mid) },
+          { path: '/', script: 'get-by-id.lua', args: [idsFile('mid')] },
+        ),
+      ];
+      scenarios.push(...(await pairedRounds('get', members, 'get:floor')));
+      await stop(service);
+    }
+
+    if (only.has('size')) {
+      log(`cost against history: get and history page at ${plan.small} and ${large} stored`);
+      const small = await startService('small', { DATABASE_URL: sqliteUrl(dbFile('small')) });
+      const big = await startService('large', { DATABASE_URL: sqliteUrl(dbFile('large')) });
+      const members = [floor('size')];
+      for (const [server, size, name] of [
+        [small, plan.small, 'small'],
+        [big, large, 'large'],
+      ] as const) {
+        members.push(
+          wrkMember(
+            cores,
+            server,
+            { id: `size:get-${size}`, label: 'GET /api/messages/{id}', ...sqlite(size) },
+            { path: '/', script: 'get-by-id.lua', args: [idsFile(name)] },
+          ),
+          wrkMember(
+            cores,
+            server,
+            {
+              id: `size:history-${size}`,
+              label: 'history page: ?order=desc&limit=50&before=<id>',
+              ...sqlite(size),
+            },
+            { path: '/', script: 'history.lua', args: [idsFile(name)] },
+          ),
+        );
+      }
+      scenarios.push(...(await pairedRounds('size', members, 'size:floor')));
+      await stop(small);
+      await stop(big);
+    }
+
+    let list: BenchResult['list'] = null;
+    if (only.has('list')) {
+      log(`list everything: ${large} messages streamed`);
+      const server = await startService('list', { DATABASE_URL: sqliteUrl(dbFile('large')) });
+      const runs: ListRun[] = [];
+      for (let i = 0; i < listRuns; i++) {
+        const before = server.rss();
+        const rss = sampleRss(server.pid, 20);
+        const got = (await runJsonChild(
+          pinned(cores, cores.client, [
+            process.execPath,
+            'bench/list-client.mjs',
+            `${server.baseUrl}/api/messages`,
+          ]),
+        )) as { messages: number; bytes: number; seconds: number; complete: boolean };
+        const { peak } = rss.stop();
+        const run: ListRun = {
+          messages: got.messages,
+          bytes: got.bytes,
+          seconds: got.seconds,
+          messagesPerSecond: got.messages / got.seconds,
+          complete: got.complete && got.messages === large,
+          rssBeforeMiB: before / MiB,
+          rssPeakMiB: peak / MiB,
+          rssGrowthMiB: (peak - before) / MiB,
+        };
+        runs.push(run);
+        log(
+          `  [list] run ${i + 1}/${listRuns}: ${run.messages} messages in ${run.seconds.toFixed(2)} s = ` +
+            `${Math.round(run.messagesPerSecond).toLocaleString('en')}/s, RSS ${run.rssBeforeMiB.toFixed(1)} -> ` +
+            `${run.rssPeakMiB.toFixed(1)} MiB (+${run.rssGrowthMiB.toFixed(1)}), complete ${run.complete}`,
+        );
+      }
+      list = { stored: large, runs };
+      await stop(server);
+    }
+
+    if (only.has('create')) {
+      log('create: durable (synchronous=full) and fsync off, at two sizes');
+      copySqlite(dbFile('small'), dbFile('create-full-small'));
+      copySqlite(dbFile('small'), dbFile('create-off-small'));
+      copySqlite(dbFile('large'), dbFile('create-full-large'));
+      const fullSmall = await startService('create-full', {
+        DATABASE_URL: sqliteUrl(dbFile('create-full-small')),
+        SQLITE_SYNCHRONOUS: 'full',
+      });
+      const offSmall = await startService('create-off', {
+        DATABASE_URL: sqliteUrl(dbFile('create-off-small')),
+        SQLITE_SYNCHRONOUS: 'off',
+      });
+      const fullLarge = await startService('create-full-large', {
+        DATABASE_URL: sqliteUrl(dbFile('create-full-large')),
+        SQLITE_SYNCHRONOUS: 'full',
+      });
+      const members = [
+        floor('create'),
+        wrkMember(
+          cores,
+          fullSmall,
+          {
+            id: `create:durable-${plan.small}`,
+            label: 'POST /api/messages, durable (fsync on)',
+            ...sqlite(plan.small),
+          },
+          { path: '/api/messages', script: 'create.lua' },
+        ),
+        wrkMember(
+          cores,
+          offSmall,
+          {
+            id: `create:fsync-off-${plan.small}`,
+            label: 'POST /api/messages, SQLITE_SYNCHRONOUS=off',
+            ...sqlite(plan.small, 'off'),
+          },
+          { path: '/api/messages', script: 'create.lua' },
+        ),
+        wrkMember(
+          cores,
+          fullLarge,
+          {
+            id: `create:durable-${large}`,
+            label: 'POST /api/messages, durable (fsync on)',
+            ...sqlite(large),
+          },
+          { path: '/api/messages', script: 'create.lua' },
+        ),
+      ];
+      scenarios.push(...(await pairedRounds('create', members, 'create:floor')));
+      for (const s of [fullSmall, offSmall, fullLarge]) await stop(s);
+      for (const name of ['create-full-small', 'create-off-small', 'create-full-large']) {
+        removeSqlite(dbFile(name));
+      }
+    }
+
+    if (only.has('mix')) {
+      log(`90/10 read/write mix, ${plan.mid} stored, durable`);
+      copySqlite(dbFile('mid'), dbFile('mix'));
+      const service = await startService('mix', { DATABASE_URL: sqliteUrl(dbFile('mix')) });
+      const members = [
+        floor('mix'),
+        wrkMember(
+          cores,
+          service,
+          { id: 'mix:sqlite', label: '90% GET by id, 10% POST (durable)', ...sqlite(plan.mid) },
+          { path: '/', script: 'mix.lua', args: [idsFile('mid')] },
+        ),
+      ];
+      scenarios.push(...(await pairedRounds('mix', members, 'mix:floor')));
+      await stop(service);
+      removeSqlite(dbFile('mix'));
+    }
+
+    let events: unknown = null;
+    if (only.has('events')) {
+      if (existsSync(join(ROOT, 'bench', 'event-latency.ts'))) {
+        log('write-to-subscriber latency (bench/event-latency.ts)');
+        try {
+          events = await runJsonChild(
+            [process.execPath, '--import', 'tsx', 'bench/event-latency.ts'],
+            // Built above already; quick mode makes it write fewer messages.
+            { BENCH_SKIP_BUILD: '1', ...(quick ? { BENCH_QUICK: '1' } : {}) },
+          );
+          log(`  [events] ${JSON.stringify(events)}`);
+        } catch (error) {
+          notes.push(`event latency failed: ${(error as Error).message.split('\n')[0]}`);
+          log(`  [events] failed: ${(error as Error).message}`);
+        }
+      } else {
+        notes.push('bench/event-latency.ts does not exist: no write-to-subscriber latency');
+      }
+    }
+
+    let postgresVersion: string | null = null;
+    if (only.has('postgres')) {
+      const pgResult = await postgresGroup(cores, startService, stop, floor, idsFile);
+      postgresVersion = pgResult.version;
+      if (pgResult.note !== undefined) notes.push(pgResult.note);
+      scenarios.push(...pgResult.scenarios);
+    }
+
+    const result: BenchResult = {
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      mode: quick ? 'quick' : 'full',
+      machine: {
+        ...machine,
+        pinned: cores.pinned,
+        serverCore: cores.server,
+        clientCore: cores.client,
+        wrk,
+        sqlite: sqliteVersion,
+        postgres: postgresVersion,
+      },
+      plan: { ...plan, large, listRuns },
+      settings: { ...SERVICE_SETTINGS, 'wrk threads': '1', build: 'npm run build (dist/)' },
+      scenarios,
+      list,
+      events,
+      goals: [],
+      notes,
+    };
+    const withGoals: BenchResult = {
+      ...result,
+      goals: computeGoals(result, { small: plan.small, mid: plan.mid, large }),
+    };
+    const files = writeReport(withGoals, RESULTS);
+    log(`\nwrote ${files.join(', ')}`);
+    process.stdout.write(
+      readFileSync(
+        files.find((f) => f.endsWith('.md'))!,
+        'utf8',
+      ),
+    );
+  } finally {
+    for (const server of [...started].reverse()) await server.stop();
+  }
+}
+
+async function postgresGroup(
+  cores: Cores,
+  startService: (name: string, env: Record<string, string>) => Promise<ServerProcess>,
+  stop: (server: ServerProcess) => Promise<void>,
+  floor: (group: string) => Member,
+  idsFile: (name: string) => string,
+): Promise<{ scenarios: ScenarioResult[]; version: string | null; note?: string }> {
+  const baseUrl =
+    process.env.BENCH_PG_URL ??
+    process.env.TEST_PG_URL ??
+    'postgres://postgres@127.0.0.1:5432/test';
+  let version: string;
+  const admin = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 3000 });
+  try {
+    await admin.connect();
+    version = ((await admin.query('SHOW server_version')).rows[0] as { server_version: string })
+      .server_version;
+  } catch (error) {
+    await admin.end().catch(() => undefined);
+    const note = `PostgreSQL not reachable at ${baseUrl} (${(error as Error).message}): skipped`;
+    log(`! ${note}`);
+    return { scenarios: [], version: null, note };
+  }
+  const schema = `bench_${randomBytes(5).toString('hex')}`;
+  const url = new URL(baseUrl);
+  url.searchParams.set('schema', schema);
+  let server: ServerProcess | undefined;
+  try {
+    log(`PostgreSQL ${version}: seeding ${plan.mid} messages into schema ${schema}`);
+    await seedPostgres(url.toString(), plan.mid, idsFile('pg'));
+    server = await startService('postgres', { DATABASE_URL: url.toString() });
+    const pgFloor = (mode: 'get' | 'create'): Member => ({
+      id: `postgres:pg-floor-${mode}`,
+      label: `floor: node-postgres in-process, 32 concurrent ${mode === 'get' ? 'SELECT by id' : 'create_message()'}`,
+      store: 'postgres',
+      stored: plan.mid,
+      settings: { concurrency: '32' },
+      measure: async (seconds) => {
+        const got = (await runJsonChild(
+          pinned(cores, cores.server, [
+            process.execPath,
+            '--import',
+            'tsx',
+            'bench/pg-floor.ts',
+            mode,
+            url.toString(),
+            idsFile('pg'),
+            String(seconds),
+          ]),
+        )) as { opsPerSecond: number; errors: number; latencyUs: { p50: number; p99: number } };
+        return {
+          requestsPerSecond: got.opsPerSecond,
+          p50Ms: got.latencyUs.p50 / 1000,
+          p99Ms: got.latencyUs.p99 / 1000,
+          errors: got.errors,
+          serverRssMiB: null,
+          serverCpuUsPerRequest: null,
+        };
+      },
+    });
+    const meta = {
+      store: 'postgres' as const,
+      stored: plan.mid,
+      settings: { PG_POOL_SIZE: 'default' },
+    };
+    const members = [
+      floor('postgres'),
+      pgFloor('get'),
+      wrkMember(
+        cores,
+        server,
+        { id: 'postgres:get', label: 'GET /api/messages/{id}', ...meta },
+        { path: '/', script: 'get-by-id.lua', args: [idsFile('pg')] },
+      ),
+      pgFloor('create'),
+      wrkMember(
+        cores,
+        server,
+        { id: 'postgres:create', label: 'POST /api/messages (durable)', ...meta },
+        { path: '/api/messages', script: 'create.lua' },
+      ),
+    ];
+    return { scenarios: await pairedRounds('postgres', members, 'postgres:floor'), version };
+  } finally {
+    if (server !== undefined) await stop(server);
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+    await admin.end();
+  }
+}
+
+await main();

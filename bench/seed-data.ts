@@ -1,0 +1,162 @@
+/**
+ * Seeds stores fast, without HTTP: the schema comes from the store class's
+ * own migrations, the rows from one bulk insert. Messages look like chat:
+ * eleven rooms, a hundred authors, 20-200 characters of content, UUIDv7 ids
+ * one millisecond apart, so `id` order is creation order as in the service.
+ */
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+
+export interface SeedRow {
+  readonly id: string;
+  readonly room: string;
+  readonly author: string;
+  readonly content: string;
+  readonly createdAt: string;
+}
+
+const WORDS =
+  'the a meeting lunch today tomorrow deploy build review coffee please thanks ok sure later ' +
+  'ship bug fix test release chart numbers looks good great idea call me when you can see you';
+
+/** A UUIDv7 for `ms`: 48-bit time, version 7, variant 10, random rest. */
+export function uuidv7At(ms: number): string {
+  const hex = ms.toString(16).padStart(12, '0') + randomBytes(10).toString('hex');
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** `count` chat messages, oldest first, ending about now. */
+export function* seedRows(count: number): Generator<SeedRow> {
+  const words = WORDS.split(' ');
+  const start = Date.now() - count - 60_000;
+  let state = 12345;
+  const next = () => {
+    state = (state * 1103515245 + 12345) & 0x7fffffff;
+    return state;
+  };
+  for (let i = 0; i < count; i++) {
+    const ms = start + i;
+    const length = 20 + (next() % 181);
+    let content = '';
+    while (content.length < length) content += `${words[next() % words.length]} `;
+    const roll = next() % 20;
+    yield {
+      id: uuidv7At(ms),
+      room: roll < 10 ? 'general' : `room-${roll - 10}`,
+      author: `user-${next() % 100}`,
+      content: content.slice(0, length).trim(),
+      createdAt: new Date(ms).toISOString(),
+    };
+  }
+}
+
+/** Keeps every k-th id so the sample spans the whole table (at most `max` ids). */
+export function idSampler(count: number, max: number) {
+  const every = Math.max(1, Math.ceil(count / max));
+  const ids: string[] = [];
+  let i = 0;
+  return {
+    offer(id: string) {
+      if (i++ % every === 0) ids.push(id);
+    },
+    write(file: string) {
+      writeFileSync(file, `${ids.join('\n')}\n`);
+      return ids;
+    },
+  };
+}
+
+/** A fresh SQLite file with `count` messages; returns a sample of its ids. */
+export async function seedSqlite(file: string, count: number, idsFile: string): Promise<string[]> {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+  const store = new SqliteStore({ filename: file, synchronous: 'off' });
+  await store.migrate();
+  await store.close();
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = OFF');
+  const insert = db.prepare(
+    'INSERT INTO messages (id, room, author, content, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, 1)',
+  );
+  const sample = idSampler(count, 100_000);
+  let chunk: SeedRow[] = [];
+  const flush = db.transaction((rows: SeedRow[]) => {
+    for (const r of rows) insert.run(r.id, r.room, r.author, r.content, r.createdAt, r.createdAt);
+  });
+  for (const row of seedRows(count)) {
+    sample.offer(row.id);
+    chunk.push(row);
+    if (chunk.length === 50_000) {
+      flush(chunk);
+      chunk = [];
+    }
+  }
+  flush(chunk);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  return sample.write(idsFile);
+}
+
+/** A byte-for-byte copy of a seeded (checkpointed, closed) SQLite file. */
+export function copySqlite(from: string, to: string): void {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(to + suffix, { force: true });
+  copyFileSync(from, to);
+}
+
+export function removeSqlite(file: string): void {
+  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+}
+
+/** Migrates a PostgreSQL schema through the store class and bulk-inserts `count` messages. */
+export async function seedPostgres(url: string, count: number, idsFile: string): Promise<string[]> {
+  const store = new PostgresStore({
+    url,
+    poolSize: 1,
+    timeoutMs: 60_000,
+    onBackgroundError: () => undefined,
+  });
+  await store.migrate();
+  await store.close();
+  const schema = new URL(url).searchParams.get('schema');
+  const base = new URL(url);
+  base.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: base.toString() });
+  await client.connect();
+  const sample = idSampler(count, 100_000);
+  try {
+    await client.query(`SET search_path = ${schema}`);
+    let chunk: SeedRow[] = [];
+    const flush = async () => {
+      if (chunk.length === 0) return;
+      await client.query(
+        `INSERT INTO messages (id, room, author, content, created_at, updated_at, version)
+         SELECT id, room, author, content, at, at, 1
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+           AS t(id, room, author, content, at)`,
+        [
+          chunk.map((r) => r.id),
+          chunk.map((r) => r.room),
+          chunk.map((r) => r.author),
+          chunk.map((r) => r.content),
+          chunk.map((r) => r.createdAt),
+        ],
+      );
+      chunk = [];
+    };
+    for (const row of seedRows(count)) {
+      sample.offer(row.id);
+      chunk.push(row);
+      if (chunk.length === 10_000) await flush();
+    }
+    await flush();
+    await client.query('ANALYZE messages');
+  } finally {
+    await client.end();
+  }
+  return sample.write(idsFile);
+}

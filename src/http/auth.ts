@@ -1,0 +1,171 @@
+/**
+ * Optional authentication. When a verification key is configured, every /api
+ * request needs `Authorization: Bearer <JWT>`, except the OpenAPI document and
+ * CORS preflights. It runs in onRequest, before the body is read, so a 401
+ * comes before 413, 415 and 400 as the contract's precedence says. The event
+ * stream also takes `?access_token=` (an EventSource cannot send headers).
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.ts';
+import { AppError, ErrorKinds } from '../errors.ts';
+import { Author } from '../messages/message.ts';
+import { assertJsonContentType } from './json-body.ts';
+import { createTokenVerifier, invalidToken, mintDevToken } from './token-verifier.ts';
+
+/** Paths under /api that need no token. */
+const PUBLIC_API_ROUTES = new Set(['/api/openapi.json']);
+/** The only route that takes the token from the query string (RFC 6750 section 2.3). */
+const QUERY_TOKEN_ROUTES = new Set(['/api/events']);
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+const DEV_TOKEN_LIFETIME_SECONDS = 3600;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request carried `access_token` in its URL: the answer must not be cached by others. */
+    tokenInUrl: boolean;
+  }
+}
+
+function isApiPath(path: string): boolean {
+  return path === '/api' || path.startsWith('/api/');
+}
+
+/** A request for the API: by its path, or by the route it matched (whatever its spelling). */
+export function isApiRequest(request: FastifyRequest): boolean {
+  const [path = ''] = request.url.split('?', 1);
+  const route = request.routeOptions.url;
+  return isApiPath(path) || (route !== undefined && isApiPath(route));
+}
+
+function queryTokens(url: string): string[] {
+  const at = url.indexOf('?');
+  if (at === -1) return [];
+  return new URLSearchParams(url.slice(at + 1)).getAll('access_token');
+}
+
+function missingToken(): AppError {
+  // No error attribute when no token was sent (RFC 6750 section 3.1).
+  return new AppError(ErrorKinds.unauthorized, 'This request needs a bearer token.', {
+    headers: { 'www-authenticate': 'Bearer' },
+  });
+}
+
+function tokenTwice(): AppError {
+  const detail = 'Send the token either in the Authorization header or as access_token, not both.';
+  return new AppError(ErrorKinds.validation, detail, {
+    errors: [{ parameter: 'access_token', detail }],
+    headers: { 'www-authenticate': 'Bearer error="invalid_request"' },
+  });
+}
+
+function isPreflight(request: FastifyRequest): boolean {
+  return (
+    request.method === 'OPTIONS' && request.headers['access-control-request-method'] !== undefined
+  );
+}
+
+/** Sets request.actor from the bearer token, or throws 401 (400 for a token sent twice). */
+export type Authenticator = (request: FastifyRequest) => Promise<void>;
+
+/** The authenticator when auth is on (a key is configured), else null. */
+export function createAuthenticator(config: Config): Authenticator | null {
+  const verifier = createTokenVerifier(config);
+  if (verifier === null) return null;
+  return async (request) => {
+    const route = request.routeOptions.url;
+    if (!isApiRequest(request) || isPreflight(request)) return;
+    if (route !== undefined && PUBLIC_API_ROUTES.has(route)) return;
+
+    const header = request.headers.authorization;
+    const fromQuery =
+      route !== undefined && QUERY_TOKEN_ROUTES.has(route) && request.method === 'GET'
+        ? queryTokens(request.url)
+        : [];
+    if (fromQuery.length > 1 || (fromQuery.length === 1 && header !== undefined)) {
+      throw tokenTwice();
+    }
+    let token: string;
+    if (fromQuery.length === 1) {
+      token = fromQuery[0]!;
+    } else if (header === undefined || !/^bearer(\s|$)/i.test(header)) {
+      // No credentials, or another scheme (Basic, ...): "no authentication information".
+      throw missingToken();
+    } else {
+      const match = BEARER.exec(header);
+      if (match === null) throw invalidToken('The Authorization header is not a bearer token.');
+      token = match[1]!;
+    }
+    request.actor = await verifier.verify(token);
+  };
+}
+
+/**
+ * Private caching for tokens in URLs, the authentication hook (when
+ * `authenticate` is not null: make it with createAuthenticator), and the
+ * development token route when AUTH_DEV_TOKENS is on.
+ */
+export function registerAuth(
+  app: FastifyInstance,
+  config: Config,
+  authenticate: Authenticator | null,
+): void {
+  app.decorateRequest('tokenInUrl', false);
+
+  // Whatever answers a request with a token in its URL, auth on or off, stays private.
+  app.addHook('onRequest', async (request, reply) => {
+    if (isApiRequest(request) && queryTokens(request.url).length > 0) {
+      request.tokenInUrl = true;
+      reply.header('cache-control', 'private, no-cache');
+    }
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!request.tokenInUrl) return payload;
+    const current = reply.getHeader('cache-control');
+    if (typeof current !== 'string' || !/\bprivate\b/i.test(current)) {
+      reply.header('cache-control', current === undefined ? 'private' : `private, ${current}`);
+    }
+    return payload;
+  });
+
+  if (authenticate !== null) app.addHook('onRequest', authenticate);
+
+  if (config.authDevTokens) registerDevTokenRoute(app, config);
+}
+
+const DevTokenBody = Type.Object(
+  {
+    name: Author,
+    admin: Type.Optional(Type.Boolean({ description: 'Carry the admin role.' })),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Development only (AUTH_DEV_TOKENS=true): mints a short-lived token for any
+ * name, so the chat page can sign in without an identity provider. Anyone who
+ * can reach it can act as anybody, so it never runs unless asked for.
+ */
+function registerDevTokenRoute(app: FastifyInstance, config: Config): void {
+  app.post<{ Body: { name: string; admin?: boolean } }>(
+    '/auth/dev-token',
+    {
+      schema: { hide: true, body: DevTokenBody },
+      preValidation: async (request) => assertJsonContentType(request),
+    },
+    async (request, reply: FastifyReply) => {
+      const { name, admin = false } = request.body;
+      const token = await mintDevToken(config, name, admin, DEV_TOKEN_LIFETIME_SECONDS);
+      return reply
+        .header('cache-control', 'no-store')
+        .type('application/json; charset=utf-8')
+        .send({
+          token,
+          tokenType: 'Bearer',
+          subject: name,
+          admin,
+          expiresIn: DEV_TOKEN_LIFETIME_SECONDS,
+        });
+    },
+  );
+}

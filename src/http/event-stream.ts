@@ -1,0 +1,231 @@
+/**
+ * GET /api/events: the change log as Server-Sent Events, in commit order.
+ * `Last-Event-ID` (or `?since=`) resumes after a change: the missed changes
+ * are replayed from the log, then the stream goes live with no gap and no
+ * duplicate (see event-connection.ts for how). Authentication, when on, is
+ * the /api onRequest hook's business, like for every other /api route.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { Type, type Static } from '@sinclair/typebox';
+import { AppError, ErrorKinds } from '../errors.ts';
+import type { Change } from '../messages/change.ts';
+import type { ChangeFeed } from '../messages/change-feed.ts';
+import { Room } from '../messages/message.ts';
+import { EventConnection, REPLAY_BATCH } from './event-connection.ts';
+import { openingFrame, type ResetReason } from './event-frames.ts';
+import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
+
+export interface EventStreamOptions {
+  readonly feed: ChangeFeed;
+  /** Open streams allowed on this instance; one more is a 503. */
+  readonly maxStreams: number;
+  /** A heartbeat comment at least this often; also how long a client may leave a full buffer unread. */
+  readonly heartbeatMs: number;
+}
+
+/** How long a browser waits before reconnecting after the stream ends. */
+const RETRY_MS = 2000;
+/** Retry-After (seconds) when the stream cap is reached. */
+const FULL_RETRY_AFTER = '5';
+const SEQ = /^[0-9]{1,16}$/;
+
+const EventsQuerystring = Type.Object(
+  {
+    room: Type.Optional({ ...Room, description: 'Only changes of this room.' }),
+    since: Type.Optional(
+      Type.String({
+        description:
+          'A change sequence number (decimal digits): replay every change after it, then go live. Ignored when Last-Event-ID is sent.',
+        examples: ['42'],
+      }),
+    ),
+  },
+  { description: 'Unknown parameters are ignored.' },
+);
+type EventsQuerystring = Static<typeof EventsQuerystring>;
+
+const EventsHeaders = Type.Object({
+  'last-event-id': Type.Optional(
+    Type.String({
+      description:
+        'The last change sequence number the client has (EventSource sends it when it reconnects); wins over ?since.',
+    }),
+  ),
+});
+
+const STREAM_DESCRIPTION = `Server-Sent Events, one per change, in commit order:
+
+    id: 42
+    event: message.created      (or message.updated, message.deleted)
+    data: {"id":"...","room":"general","author":"...","content":"...",...}
+
+\`data\` is the message after the change (for a delete: as it was). \`id\` is the change sequence
+number, strictly increasing. A \`retry:\` hint opens the stream; a comment line comes at least
+every 15 s. With \`?room=\`, comments also carry \`id: <latest change sequence>\`. When the requested
+point is older than the log keeps (EVENTS_RETENTION_HOURS, default 7 days) or newer than its
+latest change, the first event is \`event: reset\` with \`id: <latest>\` and
+\`data: {"latest":<n>,"reason":"purged"|"ahead"}\`: reload the list. A client that leaves
+256 KiB unread for a heartbeat interval is dropped; it reconnects with Last-Event-ID.`;
+
+function parseSeq(raw: string, where: { header: string } | { parameter: string }): number {
+  const value = Number(raw);
+  if (!SEQ.test(raw) || !Number.isSafeInteger(value)) {
+    const name = 'header' in where ? where.header : where.parameter;
+    const detail = `${name} must be a change sequence number (decimal digits)`;
+    throw new AppError(ErrorKinds.validation, detail, { errors: [{ ...where, detail }] });
+  }
+  return value;
+}
+
+/** Where the client resumes: the header wins over ?since; an empty header counts as absent. */
+function requestedSince(lastEventId: string | undefined, since: string | undefined) {
+  if (lastEventId !== undefined && lastEventId !== '') {
+    return parseSeq(lastEventId, { header: 'last-event-id' });
+  }
+  if (since !== undefined) return parseSeq(since, { parameter: 'since' });
+  return undefined;
+}
+
+/** What the streams of this instance are doing (for metrics and tests). */
+export interface EventStreamStats {
+  readonly open: number;
+  /** Streams waiting for their client to read. */
+  readonly stalled: number;
+  /** Streams dropped since start because their client stopped reading. */
+  readonly dropped: number;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    eventStreams: () => EventStreamStats;
+  }
+}
+
+export function registerEventStream(app: FastifyInstance, options: EventStreamOptions): void {
+  const { feed } = options;
+  const open = new Set<EventConnection>();
+  let dropped = 0;
+  app.decorate('eventStreams', () => ({
+    open: open.size,
+    stalled: [...open].filter((c) => c.stalled).length,
+    dropped,
+  }));
+
+  // Streams never end by themselves: end them before the server waits for its connections.
+  app.addHook('preClose', async () => {
+    for (const connection of [...open]) connection.end();
+  });
+
+  app.get<{ Querystring: EventsQuerystring; Headers: Static<typeof EventsHeaders> }>(
+    '/api/events',
+    {
+      exposeHeadRoute: false,
+      schema: {
+        operationId: 'streamEvents',
+        summary: 'Stream every change (Server-Sent Events)',
+        description: STREAM_DESCRIPTION,
+        tags: ['events'],
+        querystring: EventsQuerystring,
+        headers: EventsHeaders,
+        response: {
+          200: {
+            description: 'The change stream; headers are sent at once.',
+            headers: {
+              'cache-control': header('no-cache, no-transform (private, ... with a URL token)'),
+              'x-accel-buffering': header('no: proxies must not buffer the stream'),
+            },
+            content: {
+              'text/event-stream': {
+                schema: { type: 'string', description: 'SSE frames, see above.' },
+              },
+            },
+          },
+          ...problemResponses(400, ...COMMON_PROBLEMS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const since = requestedSince(request.headers['last-event-id'], request.query.since);
+      if (open.size >= options.maxStreams) {
+        throw new AppError(
+          ErrorKinds.storeUnavailable,
+          `Too many open event streams (${options.maxStreams}); retry later.`,
+          { headers: { 'retry-after': FULL_RETRY_AFTER } },
+        );
+      }
+      const res = reply.raw;
+      const connection = new EventConnection({
+        res,
+        feed,
+        room: request.query.room,
+        heartbeatMs: options.heartbeatMs,
+        stallTimeoutMs: options.heartbeatMs,
+        onError: (err) => request.log.error({ err }, 'event stream failed'),
+        onClosed: () => open.delete(connection),
+        onDropped: () => {
+          dropped++;
+          request.log.info('event stream dropped: the client stopped reading');
+        },
+      });
+      open.add(connection);
+      try {
+        const { start, first, reset } = await startingPoint(feed, since);
+        if (res.destroyed) {
+          // The client left while the log was read.
+          open.delete(connection);
+          return reply.hijack();
+        }
+        if (connection.closed) {
+          // The server began to shut down while the log was read.
+          throw new AppError(ErrorKinds.storeUnavailable, 'The service is shutting down.', {
+            headers: { 'retry-after': '1' },
+          });
+        }
+        openStream(reply);
+        connection.begin(start, first, reset);
+      } catch (error) {
+        open.delete(connection);
+        throw error;
+      }
+      return reply;
+    },
+  );
+}
+
+interface StartingPoint {
+  /** The change the client already has (all at or below it). */
+  readonly start: number;
+  /** The first changes after it, already read from the log. */
+  readonly first: readonly Change[];
+  /** Set when the client cannot resume from `since`: it reloads, and the stream goes on from `latest`. */
+  readonly reset?: { readonly latest: number; readonly reason: ResetReason };
+}
+
+/** Where a stream starts: live from the feed's head, or after `since` (read from the log now, so a failing store is a 503). */
+async function startingPoint(feed: ChangeFeed, since: number | undefined): Promise<StartingPoint> {
+  if (since === undefined) return { start: feed.head, first: [] };
+  // Read before the bounds: a purge that removed part of what was read then shows in them.
+  const first = await feed.changesSince(since, REPLAY_BATCH);
+  const { latest, purgedThrough } = await feed.bounds();
+  if (since > latest) return { start: since, first: [], reset: { latest, reason: 'ahead' } };
+  if (since < purgedThrough)
+    return { start: since, first: [], reset: { latest, reason: 'purged' } };
+  return { start: since, first };
+}
+
+/** Sends the headers (including those hooks set on the reply) and the opening frame right away. */
+function openStream(reply: FastifyReply): void {
+  reply.hijack();
+  const res = reply.raw;
+  const privateCache = String(reply.getHeader('cache-control') ?? '').includes('private');
+  const headers = {
+    ...reply.getHeaders(),
+    'content-type': 'text/event-stream',
+    'cache-control': `${privateCache ? 'private, ' : ''}no-cache, no-transform`,
+    'x-accel-buffering': 'no',
+  };
+  res.socket?.setNoDelay(true);
+  res.socket?.setTimeout(0);
+  res.writeHead(200, headers as Record<string, string | string[] | number>);
+  res.write(openingFrame(RETRY_MS));
+}

@@ -1,0 +1,132 @@
+/**
+ * The chat page in a real browser (Debian's Chromium, headless, driven by
+ * playwright-core): two people in one room see each other's messages, edits
+ * and deletes live; older messages load on demand; and the live stream comes
+ * back by itself after the server goes away and returns. A screenshot is
+ * saved under test-output/.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { sqliteEngine, type TestDatabase } from '../support/engines.ts';
+import { CHROMIUM, chromiumAvailable, skipUnless } from '../support/prerequisites.ts';
+import { startTestApp, type TestApp } from '../support/test-app.ts';
+import { createMessage } from '../events/event-helpers.ts';
+
+const WAIT = { timeout: 15_000 };
+const ROOM = 'lobby';
+
+describe('chat page', () => {
+  const skip = skipUnless(chromiumAvailable(), `Chromium at ${CHROMIUM}`);
+  let db: TestDatabase;
+  let t: TestApp;
+  let browser: Browser;
+
+  before(async () => {
+    if (skip) return;
+    db = await sqliteEngine.createDatabase();
+    t = await startTestApp(sqliteEngine, { eventsHeartbeatMs: 1000 }, {}, db);
+    await t.listen();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+    await db?.cleanup();
+  });
+
+  async function join(name: string): Promise<Page> {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    page.on('pageerror', (error) => assert.fail(`page error: ${error.message}`));
+    await page.goto(`${t.url}/`);
+    await page.getByLabel('Your name', { exact: true }).fill(name);
+    await page.getByLabel('Room', { exact: true }).fill(ROOM);
+    await page.getByRole('button', { name: 'Join' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Live in ${ROOM}` })
+      .waitFor(WAIT);
+    return page;
+  }
+
+  /** The list item whose content is exactly `text`. */
+  const message = (page: Page, text: string) =>
+    page
+      .locator('#messages li.message')
+      .filter({ has: page.locator('.content').getByText(text, { exact: true }) });
+
+  it('shows history, and each other’s messages, edits and deletes live', { skip }, async () => {
+    for (let i = 0; i < 55; i++) {
+      await createMessage(t, { author: 'carol', room: ROOM, content: `history ${i}` });
+    }
+    const ada = await join('ada');
+    const bob = await join('bob');
+
+    // The latest page, then one older page on demand.
+    await message(bob, 'history 54').waitFor(WAIT);
+    assert.equal(await message(bob, 'history 4').count(), 0);
+    await bob.getByRole('button', { name: 'Load older messages' }).click();
+    await message(bob, 'history 4').waitFor(WAIT);
+    assert.equal(await bob.locator('#messages li.message').count(), 55);
+    await bob.getByRole('button', { name: 'Load older messages' }).waitFor({ state: 'hidden' });
+
+    // Ada writes; Bob sees it.
+    await ada.getByLabel('Message', { exact: true }).fill('Hello from Ada');
+    await ada.getByRole('button', { name: 'Send' }).click();
+    await message(bob, 'Hello from Ada').waitFor(WAIT);
+    // Only the author gets edit and delete buttons.
+    assert.equal(await message(bob, 'Hello from Ada').getByRole('button').count(), 0);
+
+    // Ada edits; Bob sees the new text, marked as edited.
+    const own = message(ada, 'Hello from Ada');
+    await own.getByRole('button', { name: 'Edit' }).click();
+    await own.getByLabel('Edit message').fill('Hello again from Ada');
+    await own.getByRole('button', { name: 'Save' }).click();
+    const edited = message(bob, 'Hello again from Ada');
+    await edited.waitFor(WAIT);
+    await edited.getByText('(edited)').waitFor(WAIT);
+
+    // Bob answers; Ada sees it.
+    await bob.getByLabel('Message', { exact: true }).fill('Hi Ada, Bob here');
+    await bob.getByLabel('Message', { exact: true }).press('Enter');
+    await message(ada, 'Hi Ada, Bob here').waitFor(WAIT);
+
+    mkdirSync('test-output', { recursive: true });
+    await bob.screenshot({ path: 'test-output/chat-page.png', fullPage: true });
+
+    // Ada deletes; it disappears for Bob.
+    await message(ada, 'Hello again from Ada').getByRole('button', { name: 'Delete' }).click();
+    await message(bob, 'Hello again from Ada').waitFor({ state: 'detached', ...WAIT });
+    assert.equal(await message(ada, 'Hello again from Ada').count(), 0);
+  });
+
+  it('comes back live after the server goes away and returns', { skip }, async () => {
+    const bob = await join('bob');
+    const port = (t.app.http.server.address() as AddressInfo).port;
+    await t.app.close();
+    await bob
+      .getByRole('status')
+      .filter({ hasText: /reconnecting|retrying/i })
+      .waitFor(WAIT);
+    // The same store, the same address: a restarted instance.
+    t = await startTestApp(sqliteEngine, { eventsHeartbeatMs: 1000 }, {}, db);
+    // Written while the page was disconnected: the page gets it by resuming from its last id.
+    await createMessage(t, { author: 'carol', room: ROOM, content: 'written while away' });
+    await t.app.http.listen({ port, host: '127.0.0.1' });
+    t.url = `http://127.0.0.1:${port}`;
+    await message(bob, 'written while away').waitFor(WAIT);
+    await bob
+      .getByRole('status')
+      .filter({ hasText: `Live in ${ROOM}` })
+      .waitFor(WAIT);
+    await createMessage(t, { author: 'carol', room: ROOM, content: 'and live again' });
+    await message(bob, 'and live again').waitFor(WAIT);
+    assert.equal(await message(bob, 'written while away').count(), 1);
+  });
+});

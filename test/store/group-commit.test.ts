@@ -1,0 +1,170 @@
+/**
+ * Group commit through the store, on every engine: concurrent creates share
+ * transactions, and a create that fails (here: its Idempotency-Key claim is
+ * not held) fails alone while the creates around it are stored. Plus the
+ * PostgreSQL batcher's own rules, with fake queries.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { v7 as uuidv7 } from 'uuid';
+import { defaultConfig } from '../../src/config.ts';
+import { ErrorKinds, isAppError } from '../../src/errors.ts';
+import type { NewMessage } from '../../src/messages/message.ts';
+import { createStore } from '../../src/store/create-store.ts';
+import { CreateBatcher, type CreateRow } from '../../src/store/postgres/create-batcher.ts';
+import { engines } from '../support/engines.ts';
+import { skipUnless } from '../support/prerequisites.ts';
+
+let clock = Date.parse('2026-11-21T10:00:00.000Z');
+function newMessage(): NewMessage {
+  clock += 1;
+  return {
+    id: uuidv7(),
+    room: 'general',
+    author: 'ada',
+    content: 'hello',
+    createdAt: new Date(clock).toISOString(),
+  };
+}
+
+for (const engine of engines) {
+  describe(`group commit [${engine.name}]`, async () => {
+    const unavailable = await engine.unavailable();
+    const skip = unavailable === false ? false : skipUnless(false, unavailable);
+
+    it(
+      'a create whose claim is not held fails alone; the creates around it are stored',
+      { skip },
+      async () => {
+        const db = await engine.createDatabase();
+        const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), {
+          error: () => undefined,
+        });
+        try {
+          await store.migrate();
+          const inputs = Array.from({ length: 30 }, () => newMessage());
+          const unclaimed = {
+            scope: '',
+            key: 'never-claimed',
+            requestHash: 'h',
+            token: randomUUID(),
+          };
+          const outcomes = await Promise.allSettled(
+            inputs.map((m, i) => store.create(m, i === 15 ? unclaimed : undefined)),
+          );
+          outcomes.forEach((o, i) => assert.equal(o.status, i === 15 ? 'rejected' : 'fulfilled'));
+          const failure = (outcomes[15] as PromiseRejectedResult).reason;
+          assert.ok(isAppError(failure) && failure.kind === ErrorKinds.storeUnavailable);
+          for (const [i, m] of inputs.entries()) {
+            assert.equal((await store.get(m.id))?.id, i === 15 ? undefined : m.id);
+          }
+          const changes = await store.changesSince(0, 1000);
+          assert.equal(changes.length, 29);
+          assert.ok(!changes.some((c) => c.message.id === inputs[15]!.id));
+        } finally {
+          await store.close();
+          await db.cleanup();
+        }
+      },
+    );
+  });
+}
+
+describe('CreateBatcher (PostgreSQL group commit)', () => {
+  function fake(failWith?: (rows: readonly CreateRow[]) => unknown) {
+    const calls: { kind: 'one' | 'many'; rows: CreateRow[] }[] = [];
+    const batcher = new CreateBatcher({
+      one: async (row) => {
+        calls.push({ kind: 'one', rows: [row] });
+        const error = failWith?.([row]);
+        if (error !== undefined) throw error;
+      },
+      many: async (rows) => {
+        calls.push({ kind: 'many', rows: [...rows] });
+        const error = failWith?.(rows);
+        if (error !== undefined) throw error;
+      },
+    });
+    return { batcher, calls };
+  }
+
+  it('creates submitted in the same turn go in one batch; a lone create goes alone', async () => {
+    const { batcher, calls } = fake();
+    const first = Promise.all([1, 2, 3].map((n) => batcher.submit([n])));
+    await Promise.resolve();
+    const second = Promise.all([4, 5].map((n) => batcher.submit([n])));
+    await Promise.all([first, second]);
+    assert.deepEqual(calls, [{ kind: 'many', rows: [[1], [2], [3], [4], [5]] }]);
+    await batcher.submit([6]);
+    assert.deepEqual(calls.at(-1), { kind: 'one', rows: [[6]] });
+  });
+
+  it('creates arriving while a batch is in flight wait for it, then share the next batch', async () => {
+    let release: () => void = () => undefined;
+    const calls: CreateRow[][] = [];
+    const batcher = new CreateBatcher({
+      one: async (row) => {
+        calls.push([row]);
+      },
+      many: async (rows) => {
+        calls.push([...rows]);
+        if (calls.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      },
+    });
+    const first = Promise.all([1, 2].map((n) => batcher.submit([n])));
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = Promise.all([3, 4, 5].map((n) => batcher.submit([n])));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(calls.length, 1);
+    release();
+    await Promise.all([first, second]);
+    assert.deepEqual(calls, [
+      [[1], [2]],
+      [[3], [4], [5]],
+    ]);
+  });
+
+  it('a batch failed by one row is retried row by row: only that row fails', async () => {
+    const rowError = Object.assign(new Error('duplicate key'), { code: '23505' });
+    const { batcher, calls } = fake((rows) =>
+      rows.some((r) => r[0] === 2) ? rowError : undefined,
+    );
+    const outcomes = await Promise.allSettled([1, 2, 3].map((n) => batcher.submit([n])));
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.equal((outcomes[1] as PromiseRejectedResult).reason, rowError);
+    assert.deepEqual(
+      calls.map((c) => c.kind),
+      ['many', 'one', 'one', 'one'],
+    );
+  });
+
+  it('a failure of the database fails the whole batch with that error, without retries', async () => {
+    const down = Object.assign(new Error('connection lost'), { code: 'ECONNRESET' });
+    const { batcher, calls } = fake(() => down);
+    const outcomes = await Promise.allSettled([1, 2, 3].map((n) => batcher.submit([n])));
+    for (const o of outcomes) assert.equal((o as PromiseRejectedResult).reason, down);
+    assert.deepEqual(
+      calls.map((c) => c.kind),
+      ['many'],
+    );
+  });
+
+  it('a row error wrapped by the store (as its cause) still counts as a row error', async () => {
+    const lost = Object.assign(new Error('claim lost'), { code: '40001' });
+    const wrapped = new Error('unavailable', { cause: lost });
+    const { batcher, calls } = fake((rows) => (rows.some((r) => r[0] === 1) ? wrapped : undefined));
+    const outcomes = await Promise.allSettled([1, 2].map((n) => batcher.submit([n])));
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['rejected', 'fulfilled'],
+    );
+    assert.deepEqual(
+      calls.map((c) => c.kind),
+      ['many', 'one', 'one'],
+    );
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * Group commit on SQLite: writes submitted together share one transaction
+ * (one COMMIT, so one fsync), each in its own savepoint, so a write that
+ * throws fails alone, and a lost transaction fails every write in it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { WriteBatcher } from '../../src/store/sqlite/write-batcher.ts';
+
+class Mapped extends Error {
+  constructor(readonly original: unknown) {
+    super('mapped');
+  }
+}
+
+/** A real database file, with every COMMIT the batcher runs counted. */
+function setUp(t: { after(fn: () => void): void }) {
+  const dir = mkdtempSync(join(tmpdir(), 'write-batcher-'));
+  const db = new Database(join(dir, 'b.db'));
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE rows (n INTEGER PRIMARY KEY)');
+  const counts = { commits: 0 };
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((sql: string) => {
+    const statement = prepare(sql);
+    if (sql === 'COMMIT') {
+      const run = statement.run.bind(statement);
+      statement.run = (...args: unknown[]) => {
+        counts.commits++;
+        return run(...args);
+      };
+    }
+    return statement;
+  }) as typeof db.prepare;
+  const batcher = new WriteBatcher(db, (error) => new Mapped(error));
+  const insert = db.prepare('INSERT INTO rows (n) VALUES (?)');
+  const stored = () =>
+    (db.prepare('SELECT n FROM rows ORDER BY n').pluck().all() as number[]).filter(Boolean);
+  t.after(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { db, batcher, insert, stored, counts };
+}
+
+test('writes submitted together share one transaction and each gets its own result', async (t) => {
+  const { batcher, insert, stored, counts } = setUp(t);
+  const results = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      batcher.submit(() => {
+        insert.run(i + 1);
+        return `row ${i + 1}`;
+      }),
+    ),
+  );
+  assert.deepEqual(
+    results,
+    Array.from({ length: 20 }, (_, i) => `row ${i + 1}`),
+  );
+  assert.equal(counts.commits, 1);
+  assert.deepEqual(
+    stored(),
+    Array.from({ length: 20 }, (_, i) => i + 1),
+  );
+});
+
+test('a write submitted after a commit goes into the next transaction', async (t) => {
+  const { batcher, insert, stored, counts } = setUp(t);
+  await batcher.submit(() => insert.run(1));
+  await batcher.submit(() => insert.run(2));
+  assert.equal(counts.commits, 2);
+  assert.deepEqual(stored(), [1, 2]);
+});
+
+test('a write that throws fails alone: its own statements are undone, the others commit', async (t) => {
+  const { batcher, insert, stored, counts } = setUp(t);
+  const boom = new Error('boom');
+  const outcomes = await Promise.allSettled([
+    batcher.submit(() => insert.run(1)),
+    batcher.submit(() => {
+      insert.run(2);
+      throw boom;
+    }),
+    batcher.submit(() => insert.run(1)), // a constraint violation, also alone
+    batcher.submit(() => insert.run(3)),
+  ]);
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'rejected', 'fulfilled'],
+  );
+  const second = outcomes[1] as PromiseRejectedResult;
+  assert.ok(second.reason instanceof Mapped);
+  assert.equal(second.reason.original, boom);
+  const third = outcomes[2] as PromiseRejectedResult;
+  assert.match(String((third.reason as Mapped).original), /UNIQUE/);
+  assert.equal(counts.commits, 1);
+  assert.deepEqual(stored(), [1, 3]);
+});
+
+test('a lost transaction fails every write of it and commits none', async (t) => {
+  const { db, batcher, insert, stored } = setUp(t);
+  const lost = new Error('transaction lost');
+  const outcomes = await Promise.allSettled([
+    batcher.submit(() => insert.run(1)),
+    batcher.submit(() => {
+      // What a full disk or an I/O error does: SQLite ends the whole transaction.
+      db.exec('ROLLBACK');
+      throw lost;
+    }),
+    batcher.submit(() => insert.run(3)),
+  ]);
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    ['rejected', 'rejected', 'rejected'],
+  );
+  for (const o of outcomes) {
+    assert.equal(((o as PromiseRejectedResult).reason as Mapped).original, lost);
+  }
+  assert.deepEqual(stored(), []);
+  assert.equal(db.inTransaction, false);
+  // The batcher goes on with the next writes.
+  await batcher.submit(() => insert.run(4));
+  assert.deepEqual(stored(), [4]);
+});
+
+test('more writes than one transaction takes are split, all committed in order', async (t) => {
+  const { batcher, insert, stored, counts } = setUp(t);
+  const count = 600;
+  await Promise.all(
+    Array.from({ length: count }, (_, i) => batcher.submit(() => insert.run(i + 1))),
+  );
+  assert.ok(counts.commits >= 2, `${counts.commits} commits for ${count} writes`);
+  assert.equal(stored().length, count);
+});
