@@ -174,6 +174,8 @@ interface Samples {
   readonly write: number[];
   /** POST sent -> the first subscriber has the event. */
   readonly first: number[];
+  /** The first subscriber has it -> the last one has it (the fan-out itself). */
+  readonly spread: number[];
 }
 
 /**
@@ -186,7 +188,7 @@ async function measure(
   firstMark: number,
   delivered: (n: number) => Promise<Delivery>,
 ): Promise<Samples> {
-  const samples: Samples = { total: [], write: [], first: [] };
+  const samples: Samples = { total: [], write: [], first: [], spread: [] };
   for (let i = 0; i < count; i++) {
     const n = firstMark + i;
     const arrival = delivered(n);
@@ -197,6 +199,7 @@ async function measure(
     samples.total.push(at.last - sent);
     samples.write.push(answered - sent);
     samples.first.push(at.first - sent);
+    samples.spread.push(at.last - at.first);
     await sleep(PAUSE_MS);
   }
   return samples;
@@ -246,6 +249,8 @@ function report(samples: Samples): Figures & Record<string, number> {
     writeP99Ms: figures(samples.write).p99Ms,
     firstSubscriberP50Ms: figures(samples.first).p50Ms,
     firstSubscriberP99Ms: figures(samples.first).p99Ms,
+    firstToLastP50Ms: figures(samples.spread).p50Ms,
+    firstToLastP99Ms: figures(samples.spread).p99Ms,
   };
 }
 

@@ -1,6 +1,7 @@
 // The chat page: the latest page of a room, older pages on demand, and every
 // change live through the event stream. It uses only the public API (api.js).
 import { api, eventsUrl } from './api.js';
+import { signIn, signedInName } from './auth.js';
 
 const PAGE = 50;
 const KINDS = ['message.created', 'message.updated', 'message.deleted'];
@@ -312,11 +313,18 @@ async function deleteMessage(li) {
 
 // --- wiring ----------------------------------------------------------------
 
-function enter(event) {
+async function enter(event) {
   event.preventDefault();
   if (!ui.join.reportValidity()) return;
-  state.name = ui.name.value.trim();
   state.room = ui.room.value.trim();
+  try {
+    // With authentication on, the name is the token's subject.
+    state.name = await signIn(ui.name.value.trim());
+  } catch (error) {
+    showError(error);
+    return;
+  }
+  ui.name.value = state.name;
   localStorage.setItem('chat.name', state.name);
   localStorage.setItem('chat.room', state.room);
   ui.roomTitle.textContent = `Room ${state.room}`;
@@ -326,7 +334,7 @@ function enter(event) {
   ui.content.focus();
 }
 
-ui.join.addEventListener('submit', enter);
+ui.join.addEventListener('submit', (event) => void enter(event));
 ui.compose.addEventListener('submit', send);
 ui.content.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
@@ -343,5 +351,5 @@ ui.list.addEventListener('click', (event) => {
   else if (button.classList.contains('delete')) void deleteMessage(li);
 });
 
-ui.name.value = localStorage.getItem('chat.name') ?? '';
+ui.name.value = signedInName() ?? localStorage.getItem('chat.name') ?? '';
 ui.room.value = localStorage.getItem('chat.room') ?? 'general';

@@ -1,7 +1,6 @@
 /** Process entry: load the settings, build the app, listen, and stop gracefully on SIGTERM/SIGINT. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import closeWithGrace from 'close-with-grace';
-import { buildApp } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 
 function settingsOrExit(): Config {
@@ -17,6 +16,8 @@ function settingsOrExit(): Config {
 }
 
 const config = settingsOrExit();
+// Loaded only once the settings are good, so a bad one is refused at once.
+const { buildApp } = await import('./app.ts');
 const app = await buildApp(config).catch((error: unknown) => {
   process.stderr.write(`message-service: cannot start: ${(error as Error).message}\n`);
   process.exit(1);

@@ -30,13 +30,14 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteRegistr
   );
 
   // Before routing matters: '/api/messages/' would otherwise match '/api/messages/:id'.
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook (an async one costs a promise per request); it answers without done().
+  app.addHook('onRequest', (request, reply, done) => {
     const [path = '/', query] = splitUrl(request.url);
-    if (path.length <= 1 || !path.endsWith('/')) return;
+    if (path.length <= 1 || !path.endsWith('/')) return done();
     const target = path.replace(/\/+$/, '');
-    if (target === '' || !routes.knows(target)) return;
+    if (target === '' || !routes.knows(target)) return done();
     const permanent = request.method === 'GET' || request.method === 'HEAD' ? 301 : 308;
-    return reply
+    reply
       .code(permanent)
       .header('location', query === undefined ? target : `${target}?${query}`)
       .send();

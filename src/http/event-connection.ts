@@ -60,10 +60,6 @@ export class EventConnection {
     options.res.once('close', () => this.#closed());
   }
 
-  get position(): number {
-    return this.#position;
-  }
-
   /** Ended (or never began) and gone. */
   get closed(): boolean {
     return this.#mode === 'closed';

@@ -111,8 +111,11 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
     dropped,
   }));
 
-  // Streams never end by themselves: end them before the server waits for its connections.
+  // Streams never end by themselves: end them before the server waits for its connections,
+  // and refuse new ones from then on (a request already past routing may still arrive).
+  let closing = false;
   app.addHook('preClose', async () => {
+    closing = true;
     for (const connection of [...open]) connection.end();
   });
 
@@ -146,6 +149,7 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
     },
     async (request, reply) => {
       const since = requestedSince(request.headers['last-event-id'], request.query.since);
+      if (closing) throw shuttingDown();
       if (open.size >= options.maxStreams) {
         throw new AppError(
           ErrorKinds.storeUnavailable,
@@ -175,12 +179,8 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
           open.delete(connection);
           return reply.hijack();
         }
-        if (connection.closed) {
-          // The server began to shut down while the log was read.
-          throw new AppError(ErrorKinds.storeUnavailable, 'The service is shutting down.', {
-            headers: { 'retry-after': '1' },
-          });
-        }
+        // The server began to shut down while the log was read.
+        if (connection.closed) throw shuttingDown();
         openStream(reply);
         connection.begin(start, first, reset);
       } catch (error) {
@@ -190,6 +190,12 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
       return reply;
     },
   );
+}
+
+function shuttingDown(): AppError {
+  return new AppError(ErrorKinds.storeUnavailable, 'The service is shutting down.', {
+    headers: { 'retry-after': '1' },
+  });
 }
 
 interface StartingPoint {

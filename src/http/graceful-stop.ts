@@ -1,31 +1,45 @@
 /**
  * Connections during a graceful stop. Once the stop begins, every answer
- * closes its connection (`Connection: close`), and connections that go idle
- * while the server waits are closed as they do: Node closes only the
- * connections that are idle when close() starts, so a keep-alive connection
- * that was busy then would hold the stop for its whole keep-alive timeout.
- * Requests that arrive on a still-open connection are served normally (their
+ * closes its connection (`Connection: close`), and every connection with no
+ * request in progress is closed as soon as it has none. Node's own close()
+ * closes only the connections idle at that moment: one busy then, or one
+ * opened but not yet used (Node counts that as a request being received),
+ * would hold the stop until a timeout far longer than the stop may take.
+ * A request that arrives on a connection still open is served normally (its
  * client could not know), so no request that reached the service fails.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 
-/** How often idle connections are closed while the server waits for the busy ones. */
+/** How often connections with nothing in progress are closed while the server waits. */
 const REAP_EVERY_MS = 50;
 
 export function registerGracefulStop(app: FastifyInstance, isStopping: () => boolean): void {
+  // Every open connection, with how many requests on it are in progress.
+  const inProgress = new Map<Socket, number>();
+  app.server.on('connection', (socket: Socket) => {
+    inProgress.set(socket, 0);
+    socket.once('close', () => inProgress.delete(socket));
+  });
+  app.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+    const socket = request.socket;
+    if (!inProgress.has(socket)) return;
+    inProgress.set(socket, inProgress.get(socket)! + 1);
+    response.once('close', () => {
+      const count = inProgress.get(socket);
+      if (count !== undefined) inProgress.set(socket, count - 1);
+    });
+  });
+
   app.addHook('onSend', async (_request, reply, payload) => {
     if (isStopping()) reply.header('connection', 'close');
     return payload;
   });
   let reaper: NodeJS.Timeout | undefined;
   app.addHook('preClose', async () => {
-    let n = 0;
     reaper = setInterval(() => {
-      app.server.closeIdleConnections();
-      if (++n % 20 === 0) {
-        const socks = (process as any)._getActiveHandles().filter((h: any) => h?.constructor?.name === 'Socket').map((h: any) => `${h.localPort}->${h.remotePort} destroyed=${h.destroyed} w=${h.writableLength} url=${h._httpMessage?.req?.url} id=${h._httpMessage?.req?.id} fin=${h._httpMessage?.writableFinished} hs=${h._httpMessage?.headersSent} parser=${!!h.parser} ended=${h.writableEnded}/${h.readableEnded}`);
-        app.log.warn({ socks, streams: (app as any).eventStreams?.() }, 'DEBUGX sockets');
-      }
+      for (const [socket, count] of inProgress) if (count === 0) socket.destroy();
     }, REAP_EVERY_MS);
     reaper.unref();
   });

@@ -68,9 +68,24 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
           ...problemResponses(400, 409, 413, 415, 422, 507, ...COMMON_PROBLEMS),
         },
       },
-      preValidation: [async (request) => assertJsonContentType(request), idempotency.claim],
-      onSend: idempotency.settle,
-      onResponse: idempotency.cleanUp,
+      // Callback-style hooks that return at once when there is nothing to do (most creates
+      // carry no Idempotency-Key): an async hook costs a promise and a microtask turn per
+      // request, which the CPU profile of POST showed. Same order, same outcomes.
+      preValidation: (request, reply, done) => {
+        assertJsonContentType(request);
+        if (request.headers['idempotency-key'] === undefined) return done();
+        idempotency.claim(request, reply).then(() => done(), done);
+      },
+      onSend: (request, reply, payload, done) => {
+        if (request.idempotency === null || request.idempotency.settled) {
+          return done(null, payload);
+        }
+        idempotency.settle(request, reply, payload).then((p) => done(null, p), done);
+      },
+      onResponse: (request, _reply, done) => {
+        if (request.idempotency === null || request.idempotency.settled) return done();
+        idempotency.cleanUp(request).then(() => done(), done);
+      },
     },
     async (request, reply) => {
       const message = await service.create(request.body, request.actor, request.idempotency?.claim);

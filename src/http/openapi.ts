@@ -27,8 +27,31 @@ Errors are RFC 9457 problems (\`application/problem+json\`). Their \`type\`s:
 |---|---|---|
 ${problemTable}
 
-Every API response carries \`Cache-Control: no-cache\` and \`X-Request-Id\`.`,
+Every API response carries \`Cache-Control: no-cache\` and \`X-Request-Id\`.
+
+**Authentication** is off unless the service is given a JWT key (AUTH_JWT_SECRET or
+AUTH_JWKS_URL). Then every /api request but this document needs \`Authorization: Bearer <JWT>\`
+(401 with \`WWW-Authenticate: Bearer\` otherwise); \`GET /api/events\` also takes
+\`?access_token=<JWT>\` (not both: 400). The token's \`sub\` is the author of what it creates; only
+the author, or a token with the admin role, may edit or delete a message (403).
+
+**Rate limits** (on by default): separate write (POST, PUT, DELETE) and read budgets per client
+(token subject, else address). Every /api answer carries the draft-ietf-httpapi-ratelimit-headers-10
+headers \`RateLimit-Policy: "write";q=50;w=10\` and \`RateLimit: "write";r=49;t=10\`; past the budget
+the answer is a 429 problem with \`Retry-After\`.`,
       },
+      components: {
+        securitySchemes: {
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'Only when the service has authentication on (it is off by default).',
+          },
+        },
+      },
+      // Optional: a request without a token is fine while authentication is off.
+      security: [{}, { bearerAuth: [] }],
       servers: [{ url: '/' }],
       tags: [
         { name: 'messages', description: 'Chat messages' },
@@ -42,6 +65,7 @@ Every API response carries \`Cache-Control: no-cache\` and \`X-Request-Id\`.`,
     {
       schema: {
         operationId: 'getOpenApiDocument',
+        security: [],
         summary: 'This document',
         description: 'The OpenAPI 3.1 document, generated from the schemas that validate requests.',
         tags: ['operations'],

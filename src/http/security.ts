@@ -10,12 +10,12 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { AppError, ErrorKinds, type ErrorKind } from '../errors.ts';
 import type { Authenticator } from './auth.ts';
 import { PROBLEM_CONTENT_TYPE, problemBody } from './problem.ts';
+import { registerHelmetHeaders } from './security-headers.ts';
 
 /** Response headers a cross-origin client may read. */
 const EXPOSED_HEADERS = [
@@ -88,8 +88,8 @@ export function applyConnectionCap(app: FastifyInstance, config: Config): void {
 }
 
 export async function registerSecurity(app: FastifyInstance, config: Config): Promise<void> {
-  await app.register(helmet, {
-    global: true,
+  // Helmet's headers, computed once (see security-headers.ts: @fastify/helmet rebuilds them per request).
+  registerHelmetHeaders(app, {
     contentSecurityPolicy: { useDefaults: false, directives: CONTENT_SECURITY_POLICY },
     // frame-ancestors 'none' says the same to browsers that read CSP.
     xFrameOptions: { action: 'deny' },

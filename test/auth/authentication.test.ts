@@ -8,6 +8,7 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
+import { connectSse } from '../events/sse-client.ts';
 import { sqliteEngine } from '../support/engines.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import {
@@ -193,17 +194,14 @@ describe('authentication', () => {
   it('takes ?access_token= on the event stream, privately cached', async () => {
     const jwt = await token();
     const url = await t.listen();
-    const controller = new AbortController();
-    const response = await fetch(`${url}/api/events?access_token=${jwt}`, {
-      signal: controller.signal,
-    });
+    const client = await connectSse(`${url}/api/events?access_token=${jwt}`);
     try {
-      assert.equal(response.status, 200);
-      assert.match(String(response.headers.get('content-type')), /^text\/event-stream/);
-      assert.match(String(response.headers.get('cache-control')), /^private\b/);
-      assert.match(String(response.headers.get('cache-control')), /\bno-cache\b/);
+      assert.equal(client.status, 200);
+      assert.match(String(client.headers['content-type']), /^text\/event-stream/);
+      assert.match(String(client.headers['cache-control']), /^private\b/);
+      assert.match(String(client.headers['cache-control']), /\bno-cache\b/);
     } finally {
-      controller.abort();
+      client.close();
     }
   });
 

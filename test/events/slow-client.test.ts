@@ -94,5 +94,29 @@ for (const engine of engines) {
         }
       },
     );
+
+    it(
+      'ends a stalled stream on shutdown instead of waiting for its client',
+      { skip },
+      async () => {
+        const t = await startTestApp(engine, {
+          eventsHeartbeatMs: 10_000,
+          sqliteSynchronous: 'off',
+        });
+        let closed = false;
+        try {
+          await t.listen();
+          const client = await connectSse(`${t.url}/api/events`, { paused: true });
+          await eventually(() => t.app.feed.subscriberCount === 1, 'the stream subscribed');
+          await writeUntil(t, () => t.app.http.eventStreams().stalled === 1, 'the stream stalled');
+          await t.close(); // resolves only once every connection is gone
+          closed = true;
+          assert.equal(t.app.http.eventStreams().open, 0);
+          client.close();
+        } finally {
+          if (!closed) await t.close();
+        }
+      },
+    );
   });
 }

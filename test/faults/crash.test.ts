@@ -30,7 +30,7 @@ for (const engine of engines) {
       async (t) => {
         const db = await engine.createDatabase();
         const ledger = new WriteLedger(
-          { noAnswer: 'unknown', status503: 'anomaly' },
+          { noAnswer: 'unknown', storeErrors: 'anomaly' },
           `crash-${engine.name}-${FAULTS_SEED}`,
         );
         const random = seededRandom(`crash-${engine.name}`);

@@ -137,7 +137,7 @@ describe('database outage (PostgreSQL, a private cluster)', () => {
         });
         const base = service.url;
         const ledger = new WriteLedger(
-          { noAnswer: 'unknown', status503: 'unknown' },
+          { noAnswer: 'unknown', storeErrors: 'unknown' },
           `outage-${FAULTS_SEED}`,
         );
         const readLog = await changeLogReader(base, dbUrl);

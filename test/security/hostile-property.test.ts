@@ -7,7 +7,7 @@
  * - valid text of any kind comes back byte for byte;
  * - with auth on, no generated credential gets past 401 or causes a 5xx.
  *
- * PROPERTY_RUNS sets the generated cases per property (default 60, which
+ * PROPERTY_RUNS sets the generated cases per property (default 100, which
  * keeps the file well under a minute in CI); PROPERTY_SEED replays a run.
  */
 import assert from 'node:assert/strict';
@@ -29,7 +29,7 @@ import {
   type Answer,
 } from './hostile-support.ts';
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 60);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 100);
 const SEED =
   process.env.PROPERTY_SEED === undefined ? undefined : Number(process.env.PROPERTY_SEED);
 const PARAMS = { numRuns: RUNS, ...(SEED === undefined ? {} : { seed: SEED }) };

@@ -36,7 +36,7 @@ function setUp(t: { after(fn: () => void): void }) {
     }
     return statement;
   }) as typeof db.prepare;
-  const batcher = new WriteBatcher(db, (error) => new Mapped(error));
+  const batcher = new WriteBatcher(db, { mapError: (error) => new Mapped(error) });
   const insert = db.prepare('INSERT INTO rows (n) VALUES (?)');
   const stored = () =>
     (db.prepare('SELECT n FROM rows ORDER BY n').pluck().all() as number[]).filter(Boolean);
@@ -135,4 +135,60 @@ test('more writes than one transaction takes are split, all committed in order',
   );
   assert.ok(counts.commits >= 2, `${counts.commits} commits for ${count} writes`);
   assert.equal(stored().length, count);
+});
+
+test('a batch is answered only once afterCommit says it is durable; the next batch commits meanwhile', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'write-batcher-'));
+  const db = new Database(join(dir, 'b.db'));
+  t.after(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  db.exec('CREATE TABLE rows (n INTEGER PRIMARY KEY)');
+  const insert = db.prepare('INSERT INTO rows (n) VALUES (?)');
+  const flushes: (() => void)[] = [];
+  const batcher = new WriteBatcher(db, {
+    mapError: (error) => error,
+    afterCommit: () => new Promise<void>((resolve) => flushes.push(resolve)),
+  });
+  const answered: number[] = [];
+  const first = [1, 2].map((n) => batcher.submit(() => insert.run(n)).then(() => answered.push(n)));
+  await new Promise((resolve) => setImmediate(resolve));
+  const second = [3].map((n) => batcher.submit(() => insert.run(n)).then(() => answered.push(n)));
+  await new Promise((resolve) => setImmediate(resolve));
+  // Both batches are committed (visible), neither is answered yet.
+  assert.equal(flushes.length, 2);
+  assert.deepEqual(db.prepare('SELECT n FROM rows ORDER BY n').pluck().all(), [1, 2, 3]);
+  assert.deepEqual(answered, []);
+  flushes[0]!();
+  await Promise.all(first);
+  assert.deepEqual(answered, [1, 2]);
+  flushes[1]!();
+  await Promise.all(second);
+  assert.deepEqual(answered, [1, 2, 3]);
+});
+
+test('when the commit cannot be made durable, no write of the batch is answered 2xx', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'write-batcher-'));
+  const db = new Database(join(dir, 'b.db'));
+  t.after(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  db.exec('CREATE TABLE rows (n INTEGER PRIMARY KEY)');
+  const insert = db.prepare('INSERT INTO rows (n) VALUES (?)');
+  const ioError = new Error('EIO: fdatasync failed');
+  const own = new Error('refused by its own check');
+  const batcher = new WriteBatcher(db, {
+    mapError: (error) => new Mapped(error),
+    afterCommit: () => Promise.reject(ioError),
+  });
+  const outcomes = await Promise.allSettled([
+    batcher.submit(() => insert.run(1)),
+    batcher.submit(() => {
+      throw own;
+    }),
+  ]);
+  assert.equal(((outcomes[0] as PromiseRejectedResult).reason as Mapped).original, ioError);
+  assert.equal(((outcomes[1] as PromiseRejectedResult).reason as Mapped).original, own);
 });

@@ -157,7 +157,6 @@ export class PostgresStore implements MessageStore {
     return stored;
   }
 
-
   async get(id: string): Promise<Message | undefined> {
     const rows = await this.#query<Message>(
       'get-message',

@@ -6,11 +6,28 @@
  * the transaction itself (the disk, the commit) fails every write of it:
  * none of them was committed.
  *
+ * A batch's writes are answered only once `afterCommit` says the commit is
+ * durable; the store does that off the event loop (see wal-sync.ts), so the
+ * next batch is parsed, run and committed while the disk flushes this one.
+ *
  * The control statements are prepared once: better-sqlite3's
  * `db.transaction(fn)` builds four wrapper functions per call, which a
  * profile showed on every write.
  */
 import type { Database, Statement } from 'better-sqlite3';
+
+export interface WriteBatcherOptions {
+  /** Turns driver errors into catalogued ones before a request sees them. */
+  readonly mapError: (error: unknown) => unknown;
+  /** Runs before each group transaction begins (the store ends its read snapshot). */
+  readonly beforeTransaction?: () => void;
+  /**
+   * Runs right after each commit. The batch's writes are answered when the
+   * promise it returns resolves (or all fail with its error); undefined
+   * means at once.
+   */
+  readonly afterCommit?: () => Promise<void> | undefined;
+}
 
 interface QueuedWrite {
   readonly run: () => unknown;
@@ -36,9 +53,14 @@ export class WriteBatcher {
   #queue: QueuedWrite[] = [];
   #scheduled = false;
 
-  constructor(db: Database, mapError: (error: unknown) => unknown) {
+  readonly #beforeTransaction: () => void;
+  readonly #afterCommit: () => Promise<void> | undefined;
+
+  constructor(db: Database, options: WriteBatcherOptions) {
     this.#db = db;
-    this.#mapError = mapError;
+    this.#mapError = options.mapError;
+    this.#beforeTransaction = options.beforeTransaction ?? (() => undefined);
+    this.#afterCommit = options.afterCommit ?? (() => undefined);
     this.#begin = db.prepare('BEGIN IMMEDIATE');
     this.#commit = db.prepare('COMMIT');
     this.#rollback = db.prepare('ROLLBACK');
@@ -72,6 +94,7 @@ export class WriteBatcher {
     const errors: unknown[] = new Array(batch.length);
     let lost: { error: unknown } | undefined;
     try {
+      this.#beforeTransaction();
       this.#begin.run();
     } catch (error) {
       this.#fail(batch, values, errors, error);
@@ -117,12 +140,29 @@ export class WriteBatcher {
       this.#fail(batch, values, errors, lost.error);
       return;
     }
+    let durable: Promise<void> | undefined;
+    try {
+      durable = this.#afterCommit();
+    } catch (error) {
+      durable = Promise.reject(error);
+    }
+    if (durable === undefined) this.#answer(batch, values, errors);
+    else {
+      durable.then(
+        () => this.#answer(batch, values, errors),
+        // Committed, but not known to be on disk: no 2xx for any of them.
+        (error: unknown) => this.#fail(batch, values, errors, error),
+      );
+    }
+  };
+
+  #answer(batch: QueuedWrite[], values: unknown[], errors: unknown[]): void {
     for (let i = 0; i < batch.length; i++) {
       const write = batch[i]!;
       if (values[i] === FAILED) write.reject(this.#mapError(errors[i]));
       else write.resolve(values[i]);
     }
-  };
+  }
 
   /** Nothing of this batch was committed: a write that threw gets its own error, the rest `error`. */
   #fail(batch: QueuedWrite[], values: unknown[], errors: unknown[], error: unknown): void {

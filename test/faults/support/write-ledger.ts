@@ -58,7 +58,8 @@ export interface LedgerMode {
    * 'refused': it must not have happened (graceful shutdown refuses before processing).
    */
   readonly noAnswer: 'unknown' | 'refused';
-  readonly status503: 'unknown' | 'refused' | 'anomaly';
+  /** 503 (store unavailable, or stopping) and 507 (disk full). */
+  readonly storeErrors: 'unknown' | 'refused' | 'anomaly';
 }
 
 export interface LedgerFigures {
@@ -70,6 +71,7 @@ export interface LedgerFigures {
   refused4xx: number;
   noAnswer: number;
   answered503: number;
+  answered507: number;
   /** The longest wait for a 503 answer (a store that is down must not make clients hang). */
   slowest503Ms: number;
   replaysChecked: number;
@@ -90,6 +92,7 @@ export class WriteLedger {
     refused4xx: 0,
     noAnswer: 0,
     answered503: 0,
+    answered507: 0,
     slowest503Ms: 0,
     replaysChecked: 0,
     idempotentRetries: 0,
@@ -156,10 +159,10 @@ export class WriteLedger {
     author: string,
     keyed: boolean,
     random: () => number,
+    padding = '',
   ): Promise<CallResult> {
-    return this.#create(base, this.#newMessage(author, keyed, random));
+    return this.#create(base, this.#newMessage(author, keyed, random, padding));
   }
-
   /** Reads everything back and checks every promise; resolves what was pending. */
   async verify(
     base: string,
@@ -342,12 +345,12 @@ export class WriteLedger {
     }
   }
 
-  #newMessage(author: string, keyed: boolean, random: () => number): Tracked {
+  #newMessage(author: string, keyed: boolean, random: () => number, padding = ''): Tracked {
     const n = ++this.#counter;
     const roomIndex = Math.floor(random() * (ROOMS.length + 1));
     const body: CreateBody = {
       author,
-      content: `${this.#runId}/${n} héllo ✓ 🙂\nline two`,
+      content: `${this.#runId}/${n} héllo ✓ 🙂\nline two${padding}`,
       ...(roomIndex < ROOMS.length ? { room: ROOMS[roomIndex] } : {}),
     };
     const tracked: Tracked = {
@@ -533,12 +536,19 @@ export class WriteLedger {
     if (!result.answered) {
       this.figures.noAnswer += 1;
       how = this.#mode.noAnswer;
-    } else if (result.status === 503) {
-      this.figures.answered503 += 1;
-      this.figures.slowest503Ms = Math.max(this.figures.slowest503Ms, Math.round(result.ms));
-      if (!result.headers.get('retry-after')) this.#anomaly('503 without Retry-After');
-      if (this.#mode.status503 === 'anomaly') this.#anomaly(`503: ${result.text}`);
-      how = this.#mode.status503 === 'refused' ? 'refused' : 'unknown';
+    } else if (result.status === 503 || result.status === 507) {
+      if (result.status === 503) {
+        this.figures.answered503 += 1;
+        this.figures.slowest503Ms = Math.max(this.figures.slowest503Ms, Math.round(result.ms));
+        if (!result.headers.get('retry-after')) this.#anomaly('503 without Retry-After');
+      } else {
+        this.figures.answered507 += 1;
+      }
+      if (!result.headers.get('content-type')?.startsWith('application/problem+json')) {
+        this.#anomaly(`${result.status} is not a problem document: ${result.text}`);
+      }
+      if (this.#mode.storeErrors === 'anomaly') this.#anomaly(`${result.status}: ${result.text}`);
+      how = this.#mode.storeErrors === 'refused' ? 'refused' : 'unknown';
     } else if (result.status >= 500) {
       this.#anomaly(`server error: ${describeResult(result)}`);
       how = 'unknown';
@@ -558,6 +568,6 @@ export class WriteLedger {
   }
 
   #anomaly(text: string): void {
-    if (this.anomalies.length < 50) this.anomalies.push(text);
+    if (this.anomalies.length < 50) this.anomalies.push(text.slice(0, 600));
   }
 }
