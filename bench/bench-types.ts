@@ -73,6 +73,9 @@ export interface BenchResult {
     readonly wrk: string;
     readonly sqlite: string;
     readonly postgres: string | null;
+    /** 1, 5 and 15 minute load averages: how busy the machine was around the run. */
+    readonly loadAverageAtStart: readonly number[];
+    readonly loadAverageAtEnd: readonly number[];
   };
   readonly plan: Readonly<Record<string, number>>;
   readonly settings: Readonly<Record<string, string>>;

@@ -22,6 +22,7 @@ function contextLines(r: BenchResult): string[] {
     m.pinned
       ? `Server processes pinned to core ${m.serverCore} (taskset), wrk (1 thread) and the harness to core ${m.clientCore}; loopback 127.0.0.1`
       : 'Not pinned (taskset or a second core missing)',
+    `Load average (1/5/15 min): ${m.loadAverageAtStart.join(' / ')} at start, ${m.loadAverageAtEnd.join(' / ')} at end`,
     `Settings: ${Object.entries(r.settings)
       .map(([k, v]) => `${k}=${v}`)
       .join(', ')}`,

@@ -13,6 +13,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -52,7 +53,7 @@ const quick = flags.quick || process.env.BENCH_QUICK === '1';
 const only = new Set(flags.only?.split(',') ?? GROUPS);
 const plan = quick
   ? { seconds: 2, warmupSeconds: 1, rounds: 2, connections: 50, small: 10_000, mid: 20_000 }
-  : { seconds: 6, warmupSeconds: 2, rounds: 3, connections: 50, small: 10_000, mid: 100_000 };
+  : { seconds: 5, warmupSeconds: 2, rounds: 4, connections: 50, small: 10_000, mid: 100_000 };
 const large = quick ? 100_000 : 1_000_000;
 const listRuns = quick ? 1 : 3;
 
@@ -200,6 +201,8 @@ async function pairedRounds(
 async function main(): Promise<void> {
   mkdirSync(TMP, { recursive: true });
   const startedAt = new Date();
+  // Other work on the machine shows here; the ratios of interleaved rounds are what to compare.
+  const loadAtStart = loadavg().map((l) => Math.round(l * 100) / 100);
   const machine = machineInfo(ROOT);
   const cores = detectCores(machine.cores);
   if (cores.pinned) {
@@ -495,6 +498,8 @@ async function main(): Promise<void> {
       mode: quick ? 'quick' : 'full',
       machine: {
         ...machine,
+        loadAverageAtStart: loadAtStart,
+        loadAverageAtEnd: loadavg().map((l) => Math.round(l * 100) / 100),
         pinned: cores.pinned,
         serverCore: cores.server,
         clientCore: cores.client,
@@ -590,7 +595,7 @@ async function postgresGroup(
     const meta = {
       store: 'postgres' as const,
       stored: plan.mid,
-      settings: { PG_POOL_SIZE: 'default' },
+      settings: { PG_POOL_SIZE: '10 (default)' },
     };
     const members = [
       floor('postgres'),

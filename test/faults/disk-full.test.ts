@@ -21,7 +21,8 @@ import { ensureStopped, startService, type ServiceProcess } from './support/serv
 import { WriteLedger } from './support/write-ledger.ts';
 
 const run = promisify(execFile);
-const DISK_MB = 8;
+/** Room for the data and a full WAL (1000 pages) once space is freed: the fillers take the rest. */
+const DISK_MB = 32;
 const CLIENTS = 6;
 /** Large contents fill the disk quickly (the ledger's own contents are small). */
 const BIG = ' x'.repeat(1900);

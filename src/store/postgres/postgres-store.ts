@@ -16,6 +16,7 @@ import type {
 import { postgresMigrations } from './migrations.ts';
 import { ChangeListener } from './change-listener.ts';
 import { CreateBatcher } from './create-batcher.ts';
+import { ReadBatcher } from './read-batcher.ts';
 import { isConnectionLost, toStoreError, unavailable } from './postgres-errors.ts';
 
 export interface PostgresStoreOptions {
@@ -81,6 +82,15 @@ export class PostgresStore implements MessageStore {
       );
     },
   });
+
+  /** Gets asked for in one turn of the event loop share one query (see read-batcher.ts). */
+  readonly #gets = new ReadBatcher<Message>((ids) =>
+    this.#query<Message>(
+      'get-messages',
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ANY($1::uuid[])`,
+      [ids],
+    ),
+  );
 
   constructor(options: PostgresStoreOptions) {
     this.#config = connectionConfig(options.url, options.poolSize, options.timeoutMs);
@@ -157,13 +167,8 @@ export class PostgresStore implements MessageStore {
     return stored;
   }
 
-  async get(id: string): Promise<Message | undefined> {
-    const rows = await this.#query<Message>(
-      'get-message',
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1`,
-      [id],
-    );
-    return rows[0];
+  get(id: string): Promise<Message | undefined> {
+    return this.#gets.get(id);
   }
 
   update(
