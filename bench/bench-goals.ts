@@ -22,7 +22,14 @@ export function pairedRatio(a: ScenarioResult, b: ScenarioResult): number {
 }
 
 function missing(figure: string, goal: string): Goal {
-  return { figure, goal, measured: 'not measured in this run', met: null, score: null };
+  return {
+    figure,
+    goal,
+    measured: 'not measured in this run',
+    short: 'not measured',
+    met: null,
+    score: null,
+  };
 }
 
 export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
@@ -40,6 +47,7 @@ export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
         figure,
         goal,
         measured: `${ratio.toFixed(2)}× (${fmt(get.summary.requestsPerSecond)}/s vs floor ${fmt(find('get:floor')!.summary.requestsPerSecond)}/s)`,
+        short: `${ratio.toFixed(2)}× floor`,
         met: ratio >= 0.65,
         score: ratio / 0.65,
       });
@@ -59,6 +67,7 @@ export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
         figure,
         goal,
         measured: `${ratio.toFixed(2)}× fsync off (${fmt(rate)}/s vs ${fmt(off.summary.requestsPerSecond)}/s)`,
+        short: `${ratio.toFixed(2)}× fsync off, ${fmt(rate)}/s`,
         met: ratio >= 0.85 && rate >= 7500,
         score: Math.min(ratio / 0.85, rate / 7500),
       });
@@ -79,6 +88,7 @@ export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
         figure,
         goal,
         measured: `GET ${getP99.toFixed(2)} ms (worst round ${get.summary.worstP99Ms.toFixed(2)}), POST ${postP99.toFixed(2)} ms (worst ${durable.summary.worstP99Ms.toFixed(2)}), ${errors} errors in all scenarios`,
+        short: `GET ${getP99.toFixed(1)} ms, POST ${postP99.toFixed(1)} ms, ${errors} errors`,
         met: getP99 <= 5 && postP99 <= 15 && errors === 0,
         score: errors > 0 ? 0 : Math.min(5 / getP99, 15 / postP99),
       });
@@ -97,6 +107,7 @@ export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
         figure,
         goal,
         measured: `${ratio.toFixed(3)}× (${fmt(historyLarge.summary.requestsPerSecond)}/s vs ${fmt(historySmall.summary.requestsPerSecond)}/s; p50 ${historyLarge.summary.p50Ms.toFixed(2)} vs ${historySmall.summary.p50Ms.toFixed(2)} ms)`,
+        short: `${ratio.toFixed(2)}× the small store`,
         met: ratio >= 0.9,
         score: ratio / 0.9,
       });
@@ -116,6 +127,7 @@ export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
         figure,
         goal,
         measured: `${fmt(slowest)} messages/s (slowest of ${runs.length} runs), RSS growth ≤ ${growth.toFixed(1)} MiB${complete ? '' : ', INCOMPLETE body'}`,
+        short: `${fmt(slowest)}/s, +${growth.toFixed(0)} MiB`,
         met: slowest >= 200_000 && growth < 64 && complete,
         score: Math.min(slowest / 200_000, 64 / Math.max(growth, 1)),
       });
@@ -137,6 +149,7 @@ export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
         figure,
         goal,
         measured: `${ratio.toFixed(2)}× (${fmt(service.summary.requestsPerSecond)}/s vs ${fmt(pgFloor.summary.requestsPerSecond)}/s in-process)`,
+        short: `${ratio.toFixed(2)}× in-process pg`,
         met: ratio >= 0.5,
         score: ratio / 0.5,
       });

@@ -56,6 +56,8 @@ export interface Goal {
   readonly figure: string;
   readonly goal: string;
   readonly measured: string;
+  /** The measured figure in a few words, for the chart. */
+  readonly short: string;
   /** null when the figure could not be measured in this run. */
   readonly met: boolean | null;
   /** For the chart: measured / required, so 1 is the goal line (higher is better). */

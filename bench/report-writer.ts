@@ -104,7 +104,7 @@ function escapeXml(text: string): string {
 
 /** Two panels of horizontal bars: each goal against its threshold, each scenario against its floor. */
 export function svgChart(r: BenchResult): string {
-  const width = 1000;
+  const width = 1100;
   const labelWidth = 420;
   const barMax = 380;
   const row = 24;
@@ -135,14 +135,14 @@ export function svgChart(r: BenchResult): string {
   for (const g of r.goals) {
     const score = g.score === null ? 0 : Math.min(g.score, 2);
     const colour = g.met === null ? '#bbb' : g.met ? '#2e7d32' : '#c62828';
-    text(10, y + 16, g.figure.length > 62 ? `${g.figure.slice(0, 60)}…` : g.figure);
+    text(10, y + 16, g.figure.length > 56 ? `${g.figure.slice(0, 55)}…` : g.figure);
     parts.push(
       `<rect x="${labelWidth}" y="${y + 4}" width="${Math.max(1, score * scale).toFixed(1)}" height="${row - 8}" fill="${colour}"/>`,
     );
     text(
       labelWidth + barMax + 8,
       y + 16,
-      g.met === null ? 'n/a' : `${g.met ? 'met' : 'NOT met'} (${(g.score ?? 0).toFixed(2)})`,
+      g.met === null ? 'n/a' : `${g.met ? 'met' : 'NOT met'}: ${g.short}`,
       'fill="#333"',
     );
     y += row;
@@ -166,7 +166,7 @@ export function svgChart(r: BenchResult): string {
     const label = `${s.group}: ${s.label}${s.stored === null ? '' : ` (${fmt(s.stored)})`}${
       s.settings.SQLITE_SYNCHRONOUS === 'off' ? ' fsync off' : ''
     }`;
-    text(10, y + 16, label.length > 62 ? `${label.slice(0, 60)}…` : label);
+    text(10, y + 16, label.length > 56 ? `${label.slice(0, 55)}…` : label);
     parts.push(
       `<rect x="${labelWidth}" y="${y + 4}" width="${Math.max(1, ratio * ratioScale).toFixed(1)}" height="${row - 8}" fill="${s.store === 'postgres' ? '#1565c0' : '#6a1b9a'}"/>`,
     );

@@ -303,7 +303,7 @@ async function main(): Promise<void> {
           service,
           {
             id: 'get:healthz',
-            label: "the service's own /healthz (constant JSON through the framework)",
+            label: "the service's /healthz (constant JSON, whole stack)",
             ...sqlite(plan.mid),
           },
           { path: '/healthz' },
@@ -340,7 +340,7 @@ async function main(): Promise<void> {
             server,
             {
               id: `size:history-${size}`,
-              label: 'history page: ?order=desc&limit=50&before=<id>',
+              label: 'history page (order=desc, limit=50, before=id)',
               ...sqlite(size),
             },
             { path: '/', script: 'history.lua', args: [idsFile(name)] },
@@ -423,7 +423,7 @@ async function main(): Promise<void> {
           offSmall,
           {
             id: `create:fsync-off-${plan.small}`,
-            label: 'POST /api/messages, SQLITE_SYNCHRONOUS=off',
+            label: 'POST /api/messages, fsync off',
             ...sqlite(plan.small, 'off'),
           },
           { path: '/api/messages', script: 'create.lua' },
@@ -565,7 +565,7 @@ async function postgresGroup(
     server = await startService('postgres', { DATABASE_URL: url.toString() });
     const pgFloor = (mode: 'get' | 'create'): Member => ({
       id: `postgres:pg-floor-${mode}`,
-      label: `floor: node-postgres in-process, 32 concurrent ${mode === 'get' ? 'SELECT by id' : 'create_message()'}`,
+      label: `floor: pg in-process ×32, ${mode === 'get' ? 'SELECT by id' : 'create_message()'}`,
       store: 'postgres',
       stored: plan.mid,
       settings: { concurrency: '32' },

@@ -13,8 +13,16 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteRegistr
   app.setErrorHandler(
     (error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
       const appError = toAppError(error);
-      if (appError.status >= 500) {
+      if (appError.status === 500) {
         request.log.error({ err: error, reqId: request.id }, 'request failed');
+      } else if (appError.status > 500) {
+        // An expected condition (store down, disk full, shutting down): one line, no stack,
+        // so an outage does not flood the log.
+        const cause = (appError.cause as Error | undefined)?.message;
+        request.log.warn(
+          { problem: appError.kind.type, detail: appError.detail, cause, reqId: request.id },
+          'request not served',
+        );
       } else {
         request.log.info(
           { problem: appError.kind.type, detail: appError.detail },

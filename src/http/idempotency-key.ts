@@ -3,6 +3,7 @@
  * is processed, replay a kept outcome, and keep this request's 2xx/4xx
  * outcome (or free the key after a 5xx) before the answer leaves.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.ts';
 import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyService } from '../messages/idempotency.ts';
@@ -11,6 +12,8 @@ import { etagOf, singleHeader } from './conditional-requests.ts';
 import { PROBLEM_CONTENT_TYPE } from './problem.ts';
 
 const HEADER = 'idempotency-key';
+/** How long a 503 waits for its key to be freed (a healthy store takes a millisecond). */
+const RELEASE_WAIT_MS = 250;
 
 /** The key, with a structured-field string's quotes removed (`"abc"` means `abc`). */
 export function parseIdempotencyKey(raw: string | undefined): string | undefined {
@@ -69,12 +72,14 @@ export function idempotencyHooks(service: IdempotencyService) {
       const state = request.idempotency;
       if (state === null || state.settled) return payload;
       state.settled = true;
-      if (reply.statusCode === 503) {
-        // The store just failed: waiting for it again would double the client's wait for
-        // its 503. The release goes on in the background (and retries until it lands).
-        void service.release(state.claim).catch(() => undefined);
-      } else if (reply.statusCode >= 500) {
-        await service.release(state.claim).catch(() => undefined);
+      if (reply.statusCode >= 500) {
+        // The key is freed before the answer leaves, so the client's retry runs again. After a
+        // 503 the store may be what hangs: then the answer waits at most RELEASE_WAIT_MS more
+        // (the release goes on in the background, and retries until it lands).
+        const released = service.release(state.claim).catch(() => undefined);
+        await (reply.statusCode === 503
+          ? Promise.race([released, sleep(RELEASE_WAIT_MS, undefined, { ref: false })])
+          : released);
       } else {
         await service.complete(state.claim, reply.statusCode, String(payload));
       }

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { engines } from '../support/engines.ts';
 import { skipUnless } from '../support/prerequisites.ts';
-import { changeLogReader, sqliteIntegrity } from './support/change-log.ts';
+import { changeLogFromStream, sqliteIntegrity } from './support/change-log.ts';
 import { FAULTS_SEED, scaled, seededRandom } from './support/fault-scale.ts';
 import { reportFigures, sleep } from './support/fault-report.ts';
 import { ensureStopped, startService, type ServiceProcess } from './support/service-process.ts';
@@ -42,8 +42,7 @@ for (const engine of engines) {
         try {
           for (let round = 0; ; round++) {
             service = await startService({ DATABASE_URL: db.url });
-            const readLog = await changeLogReader(service.url, db.url);
-            await ledger.verify(service.url, readLog);
+            await ledger.verify(service.url, changeLogFromStream);
             if (file !== undefined) integrity.push(sqliteIntegrity(file));
             assert.deepEqual(ledger.anomalies, [], `after kill ${killed}:\n${service.logTail()}`);
             if (round === kills) break;
@@ -70,7 +69,7 @@ for (const engine of engines) {
           const deadline = Date.now() + CLAIM_EXPIRY_WAIT_MS;
           while (ledger.unresolved > 0 && Date.now() < deadline) {
             await sleep(2000);
-            await ledger.verify(service.url, await changeLogReader(service.url, db.url));
+            await ledger.verify(service.url, changeLogFromStream);
           }
           assert.equal(ledger.unresolved, 0, 'every retried create got its answer');
           assert.deepEqual(ledger.anomalies, []);

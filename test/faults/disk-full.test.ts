@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { skipUnless } from '../support/prerequisites.ts';
-import { changeLogReader, sqliteIntegrity } from './support/change-log.ts';
+import { changeLogFromStream, sqliteIntegrity } from './support/change-log.ts';
 import { FAULTS_SEED, scaled, seededRandom } from './support/fault-scale.ts';
 import { reportFigures, sleep } from './support/fault-report.ts';
 import { call } from './support/http-call.ts';
@@ -62,7 +62,6 @@ describe('full disk (SQLite on a small tmpfs)', () => {
         const file = join(dir, 'messages.db');
         service = await startService({ DATABASE_URL: dbUrl });
         const base = service.url;
-        const readLog = await changeLogReader(base, dbUrl);
         const ledger = new WriteLedger(
           { noAnswer: 'unknown', storeErrors: 'unknown' },
           `disk-${FAULTS_SEED}`,
@@ -153,7 +152,7 @@ describe('full disk (SQLite on a small tmpfs)', () => {
         await sleep(1000);
         stop = true;
         await Promise.all(clients);
-        await ledger.verify(base, readLog);
+        await ledger.verify(base, changeLogFromStream);
         assert.deepEqual(ledger.anomalies, [], service.logTail());
         assert.equal(ledger.unresolved, 0, ledger.describeUnresolved());
         assert.equal(sqliteIntegrity(file), 'ok');
@@ -165,7 +164,7 @@ describe('full disk (SQLite on a small tmpfs)', () => {
         assert.equal(sqliteIntegrity(file), 'ok');
         rmSync(filler3);
         service = await startService({ DATABASE_URL: dbUrl });
-        await ledger.verify(service.url, readLog);
+        await ledger.verify(service.url, changeLogFromStream);
         assert.deepEqual(ledger.anomalies, [], service.logTail());
         assert.equal(sqliteIntegrity(file), 'ok');
         assert.equal((await service.terminate()).code, 0, service.logTail());

@@ -20,7 +20,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { engines } from '../support/engines.ts';
 import { skipUnless } from '../support/prerequisites.ts';
-import { changeLogFromStream, changeLogReader, sqliteIntegrity } from './support/change-log.ts';
+import { changeLogFromStream, sqliteIntegrity } from './support/change-log.ts';
 import { FAULTS_SEED, scaled, seededRandom } from './support/fault-scale.ts';
 import { reportFigures, sleep } from './support/fault-report.ts';
 import { call } from './support/http-call.ts';
@@ -63,7 +63,6 @@ for (const engine of engines) {
         try {
           let current = await startService(env);
           services.push(current);
-          const readLog = await changeLogReader(current.url, db.url);
           const since = await latestSeq(current.url);
           for (let f = 0; f < FOLLOWERS; f++) {
             const follower = new StreamFollower(since);
@@ -112,7 +111,7 @@ for (const engine of engines) {
 
             current = next ?? (await startService(env));
             services.push(current);
-            await ledger.verify(current.url, readLog);
+            await ledger.verify(current.url, changeLogFromStream);
             assert.deepEqual(ledger.anomalies, [], `after restart ${round + 1}`);
             if (file !== undefined) assert.equal(sqliteIntegrity(file), 'ok');
             // The followers come back (Last-Event-ID) to the next instance.
@@ -132,7 +131,7 @@ for (const engine of engines) {
           await sleep(500);
           stop = true;
           await Promise.all(clients);
-          await ledger.verify(current.url, readLog);
+          await ledger.verify(current.url, changeLogFromStream);
           assert.deepEqual(ledger.anomalies, []);
           assert.equal(ledger.unresolved, 0, ledger.describeUnresolved());
           const latest = await latestSeq(current.url);

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { engines } from '../support/engines.ts';
 import { skipUnless } from '../support/prerequisites.ts';
-import { changeLogReader } from './support/change-log.ts';
+import { changeLogFromStream } from './support/change-log.ts';
 import { openEventStream } from './support/event-stream-client.ts';
 import { FAULTS_SEED, scaled, seededRandom } from './support/fault-scale.ts';
 import { reportFigures, sleep } from './support/fault-report.ts';
@@ -154,7 +154,7 @@ for (const engine of engines) {
           };
 
           assert.equal(ledger.figures.noAnswer, 0, 'every request was answered');
-          await ledger.verify(base, await changeLogReader(base, db.url));
+          await ledger.verify(base, changeLogFromStream);
           assert.deepEqual(ledger.anomalies, []);
 
           const warmRss = sampler.medianRssKb(0, durationMs / 4);
