@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
 import { sqliteEngine } from '../support/engines.ts';
 import { CHROMIUM, chromiumAvailable, skipUnless } from '../support/prerequisites.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
@@ -44,10 +45,7 @@ describe('signing in on the page', () => {
     if (skip) return;
     t = await startTestApp(sqliteEngine, { ...AUTH, authDevTokens: true });
     await t.listen();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

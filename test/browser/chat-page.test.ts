@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
 import { sqliteEngine, type TestDatabase } from '../support/engines.ts';
 import { CHROMIUM, chromiumAvailable, skipUnless } from '../support/prerequisites.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
@@ -29,10 +30,7 @@ describe('chat page', () => {
     db = await sqliteEngine.createDatabase();
     t = await startTestApp(sqliteEngine, { eventsHeartbeatMs: 1000 }, {}, db);
     await t.listen();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
+import { launchChromium } from '../support/browser.ts';
 import { sqliteEngine } from '../support/engines.ts';
 import { CHROMIUM, chromiumAvailable, skipUnless } from '../support/prerequisites.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
@@ -78,10 +78,7 @@ describe('hardening', () => {
   it('loads the page and /docs in Chromium without a single CSP violation', async (ctx) => {
     const skip = skipUnless(chromiumAvailable(), `Chromium at ${CHROMIUM}`);
     if (skip) return ctx.skip(skip);
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    const browser = await launchChromium();
     try {
       for (const [path, ready] of [
         ['/', '#join'],
