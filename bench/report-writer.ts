@@ -163,9 +163,7 @@ export function svgChart(r: BenchResult): string {
   const ratioScale = barMax / 1.25;
   for (const s of r.scenarios.filter((x) => x.ratioToFloor !== null)) {
     const ratio = Math.min(s.ratioToFloor!, 1.25);
-    const label = `${s.group}: ${s.label}${s.stored === null ? '' : ` (${fmt(s.stored)})`}${
-      s.settings.SQLITE_SYNCHRONOUS === 'off' ? ' fsync off' : ''
-    }`;
+    const label = `${s.group}${s.stored === null ? '' : ` ${fmt(s.stored)}`}: ${s.label}`;
     text(10, y + 16, label.length > 56 ? `${label.slice(0, 55)}…` : label);
     parts.push(
       `<rect x="${labelWidth}" y="${y + 4}" width="${Math.max(1, ratio * ratioScale).toFixed(1)}" height="${row - 8}" fill="${s.store === 'postgres' ? '#1565c0' : '#6a1b9a'}"/>`,

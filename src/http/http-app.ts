@@ -30,6 +30,7 @@ import {
   registerSecurity,
   serverOptions,
 } from './security.ts';
+import { registerTurnBatching } from './turn-batching.ts';
 import { compileValidator } from './validation.ts';
 import './request-context.ts';
 
@@ -71,6 +72,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   app.decorateRequest('idempotency', null);
   registerBodyParsers(app);
   const routes = createRouteRegistry(app);
+  // First of all: requests go on in batches, one per turn of the event loop (see the file).
+  registerTurnBatching(app);
   // Before the error layer's hooks, so its redirects carry these headers too.
   // A callback hook: an async one costs a promise and a microtask turn on every request.
   app.addHook('onRequest', (request, reply, done) => {

@@ -1,0 +1,72 @@
+/** SQLite schema upgrades keep every message: a database made at version 1 migrates to the latest. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { v7 as uuidv7 } from 'uuid';
+import { sqliteMigrations } from '../../src/store/sqlite/migrations.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+
+test('a version 1 database with messages migrates to the latest schema, keeping them', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sqlite-migrations-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'old.db');
+  const old = new Database(file);
+  old.pragma('journal_mode = WAL');
+  old.exec(
+    'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
+  old.exec(sqliteMigrations[0]!.sql);
+  old
+    .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, ?, ?)')
+    .run(sqliteMigrations[0]!.name, new Date().toISOString());
+  const messages = Array.from({ length: 30 }, (_, i) => ({
+    id: uuidv7(),
+    room: i % 2 === 0 ? 'even' : 'odd',
+    author: 'ada',
+    content: `message ${i} "quoted" \\ é 😀`,
+    createdAt: new Date(Date.UTC(2026, 10, 21, 10, 0, 0, i)).toISOString(),
+    updatedAt: new Date(Date.UTC(2026, 10, 21, 10, 0, 1, i)).toISOString(),
+    version: 1 + (i % 3),
+  }));
+  const insert = old.prepare(
+    'INSERT INTO messages (id, room, author, content, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  // Inserted out of id order: the upgrade must not depend on the old table's order.
+  for (const m of [...messages].reverse()) {
+    insert.run(m.id, m.room, m.author, m.content, m.createdAt, m.updatedAt, m.version);
+  }
+  old.close();
+
+  const store = new SqliteStore({ filename: file, synchronous: 'full' });
+  try {
+    await store.migrate();
+    assert.deepEqual(await store.list({ order: 'asc', limit: 100 }), messages);
+    assert.deepEqual(
+      await store.list({ order: 'desc', limit: 100, room: 'odd' }),
+      messages.filter((m) => m.room === 'odd').reverse(),
+    );
+    assert.deepEqual(await store.get(messages[7]!.id), messages[7]);
+  } finally {
+    await store.close();
+  }
+  const check = new Database(file, { readonly: true });
+  try {
+    const versions = check
+      .prepare('SELECT version FROM schema_migrations ORDER BY version')
+      .pluck();
+    assert.deepEqual(
+      versions.all(),
+      sqliteMigrations.map((m) => m.version),
+    );
+    const table = check
+      .prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'messages'")
+      .pluck()
+      .get() as string;
+    assert.match(table, /WITHOUT ROWID/);
+  } finally {
+    check.close();
+  }
+});
