@@ -1,4 +1,5 @@
 /** Prometheus metrics: request counts and latency by route and status, plus process metrics. */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
@@ -52,7 +53,10 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
   };
   // Both answers are sent as text, which the response serializer leaves alone.
   app.get('/metrics', { schema }, async (request, reply) => {
-    if (options.token !== null && request.headers.authorization !== `Bearer ${options.token}`) {
+    if (
+      options.token !== null &&
+      !sameSecret(request.headers.authorization, `Bearer ${options.token}`)
+    ) {
       return reply
         .code(401)
         .header('www-authenticate', 'Bearer')
@@ -62,4 +66,13 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     return reply.type(registry.contentType).send(await registry.metrics());
   });
   return registry;
+}
+
+/** Constant-time comparison, so response timing does not reveal how much of the token matched. */
+function sameSecret(given: string | undefined, expected: string): boolean {
+  const a = createHash('sha256')
+    .update(given ?? '')
+    .digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
 }
