@@ -209,7 +209,12 @@ interface StartingPoint {
 
 /** Where a stream starts: live from the feed's head, or after `since` (read from the log now, so a failing store is a 503). */
 async function startingPoint(feed: ChangeFeed, since: number | undefined): Promise<StartingPoint> {
-  if (since === undefined) return { start: feed.head, first: [] };
+  if (since === undefined) {
+    // Live from the last committed change, not from the feed's head: the feed may not have
+    // read a change committed just before this request yet, and it is not "new" to this client.
+    const { latest } = await feed.bounds();
+    return { start: Math.max(latest, feed.head), first: [] };
+  }
   // Read before the bounds: a purge that removed part of what was read then shows in them.
   const first = await feed.changesSince(since, REPLAY_BATCH);
   const { latest, purgedThrough } = await feed.bounds();
