@@ -10,7 +10,8 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { messageJson } from '../src/messages/message-json.ts';
-import { connectionConfig, MESSAGE_COLUMNS } from '../src/store/postgres/postgres-store.ts';
+import { MESSAGE_COLUMNS } from '../src/store/postgres/list-sql.ts';
+import { connectionConfig } from '../src/store/postgres/postgres-store.ts';
 
 const CONCURRENCY = 32;
 const [mode, url, idsFile, secondsArg] = process.argv.slice(2);

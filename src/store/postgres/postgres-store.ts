@@ -13,6 +13,7 @@ import type {
   StoredResponse,
   WriteCheck,
 } from '../../messages/message-store.ts';
+import { listStatement, MESSAGE_COLUMNS } from './list-sql.ts';
 import { postgresMigrations } from './migrations.ts';
 import { ChangeListener } from './change-listener.ts';
 import { CreateBatcher } from './create-batcher.ts';
@@ -26,12 +27,6 @@ export interface PostgresStoreOptions {
   /** Errors of idle connections: logged, never thrown. */
   readonly onBackgroundError: (error: Error) => void;
 }
-
-/** The message row as the domain type (also used by the benchmark's in-process floor). */
-export const MESSAGE_COLUMNS = `id::text AS id, room, author, content,
-  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
-  to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt",
-  version`;
 
 const MIGRATION_LOCK = "hashtext('message-service.migrations')";
 
@@ -214,24 +209,12 @@ export class PostgresStore implements MessageStore {
   }
 
   async list(query: ListQuery & { readonly limit: number }): Promise<Message[]> {
-    const params: unknown[] = [];
-    const where: string[] = [];
-    const param = (value: unknown) => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    if (query.room !== undefined) where.push(`room = ${param(query.room)}`);
-    if (query.after !== undefined) where.push(`id > ${param(query.after)}`);
-    if (query.before !== undefined) where.push(`id < ${param(query.before)}`);
-    if (query.ids !== undefined) where.push(`id = ANY(${param(query.ids)}::uuid[])`);
-    const sql = `SELECT ${MESSAGE_COLUMNS} FROM messages${
-      where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''
-    } ORDER BY id ${query.order === 'desc' ? 'DESC' : 'ASC'} LIMIT ${param(query.limit)}`;
-    // One prepared statement per query shape: the shape is fixed by which filters are present.
-    const shape = `list-${query.room !== undefined ? 'r' : ''}${query.after !== undefined ? 'a' : ''}${
-      query.before !== undefined ? 'b' : ''
-    }${query.ids !== undefined ? 'i' : ''}-${query.order}`;
-    return this.#query<Message>(shape, sql, params);
+    const statement = listStatement(query);
+    const rows = await this.#query<Message>(statement.name, statement.text, statement.values);
+    if (!statement.sortHere) return rows;
+    rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    if (query.order === 'desc') rows.reverse();
+    return rows.slice(0, query.limit);
   }
 
   async changeLogBounds(): Promise<ChangeLogBounds> {

@@ -16,6 +16,7 @@ import type {
   StoredResponse,
   WriteCheck,
 } from '../../messages/message-store.ts';
+import { listStatement, MESSAGE_COLUMNS } from './list-sql.ts';
 import { sqliteMigrations } from './migrations.ts';
 import { toStoreError } from './sqlite-errors.ts';
 import { WalSync } from './wal-sync.ts';
@@ -26,8 +27,6 @@ export interface SqliteStoreOptions {
   readonly filename: string;
   readonly synchronous: SqliteSynchronous;
 }
-
-const MESSAGE_COLUMNS = 'id, room, author, content, created_at, updated_at, version';
 
 /**
  * Message rows are read as arrays (`.raw()`) and built here with one object
@@ -217,35 +216,14 @@ export class SqliteStore implements MessageStore {
 
   async list(query: ListQuery & { readonly limit: number }): Promise<Message[]> {
     this.#ready();
-    const params: unknown[] = [];
-    const where: string[] = [];
-    if (query.room !== undefined) {
-      where.push('room = ?');
-      params.push(query.room);
-    }
-    if (query.after !== undefined) {
-      where.push('id > ?');
-      params.push(query.after);
-    }
-    if (query.before !== undefined) {
-      where.push('id < ?');
-      params.push(query.before);
-    }
-    if (query.ids !== undefined) {
-      where.push('id IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(query.ids));
-    }
-    params.push(query.limit);
-    const sql = `SELECT ${MESSAGE_COLUMNS} FROM messages${
-      where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''
-    } ORDER BY id ${query.order === 'desc' ? 'DESC' : 'ASC'} LIMIT ?`;
-    let statement = this.#listStatements.get(sql);
+    const { text, values } = listStatement(query);
+    let statement = this.#listStatements.get(text);
     if (statement === undefined) {
-      statement = this.#db.prepare(sql).raw();
-      this.#listStatements.set(sql, statement);
+      statement = this.#db.prepare(text).raw();
+      this.#listStatements.set(text, statement);
     }
     try {
-      const rows = this.#read(() => statement.all(...params) as MessageRow[]);
+      const rows = this.#read(() => statement.all(...values) as MessageRow[]);
       return rows.map(toMessage);
     } catch (error) {
       throw toStoreError(error);

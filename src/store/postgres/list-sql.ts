@@ -1,0 +1,74 @@
+/** The SQL of a message list on PostgreSQL: one prepared statement per query shape. */
+import type { ListQuery } from '../../messages/message.ts';
+
+/** The message row as the domain type (also used by the benchmark's in-process floor). */
+export const MESSAGE_COLUMNS = `id::text AS id, room, author, content,
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "createdAt",
+  to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "updatedAt",
+  version`;
+
+const MIN_ID = '00000000-0000-0000-0000-000000000000';
+const MAX_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+
+export interface ListStatement {
+  /** The prepared statement's name: the same for every query of this shape. */
+  readonly name: string;
+  readonly text: string;
+  readonly values: unknown[];
+  /**
+   * True when the statement has no ORDER BY and LIMIT (a list by `ids`, at most
+   * 100 rows): the caller sorts and cuts, which PostgreSQL 15 could only do with
+   * a Sort node over the primary-key lookups.
+   */
+  readonly sortHere: boolean;
+}
+
+export function listStatement(query: ListQuery & { readonly limit: number }): ListStatement {
+  const values: unknown[] = [];
+  const where: string[] = [];
+  const param = (value: unknown) => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  // Every column is qualified: MESSAGE_COLUMNS names an output column `id` (id::text), and an
+  // unqualified ORDER BY id binds to that text, which sorts every row instead of walking the index.
+  if (query.room !== undefined && query.ids === undefined) {
+    // A room's range of the (room, id) index, as row comparisons: with `room = $1` the planner may
+    // walk the primary key instead and filter by room, which reads every other room's messages
+    // in between (all of history for a room that has been quiet for long). Row comparisons only
+    // that index can serve, and the order below is exactly its order.
+    const room = param(query.room);
+    where.push(
+      query.after === undefined
+        ? `(messages.room, messages.id) >= (${room}, '${MIN_ID}'::uuid)`
+        : `(messages.room, messages.id) > (${room}, ${param(query.after)}::uuid)`,
+      query.before === undefined
+        ? `(messages.room, messages.id) <= (${room}, '${MAX_ID}'::uuid)`
+        : `(messages.room, messages.id) < (${room}, ${param(query.before)}::uuid)`,
+    );
+  } else {
+    if (query.room !== undefined) where.push(`messages.room = ${param(query.room)}`);
+    if (query.after !== undefined) where.push(`messages.id > ${param(query.after)}::uuid`);
+    if (query.before !== undefined) where.push(`messages.id < ${param(query.before)}::uuid`);
+  }
+  if (query.ids !== undefined) where.push(`messages.id = ANY(${param(query.ids)}::uuid[])`);
+  const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  const name = `list-${query.room !== undefined ? 'r' : ''}${query.after !== undefined ? 'a' : ''}${
+    query.before !== undefined ? 'b' : ''
+  }${query.ids !== undefined ? 'i' : ''}-${query.order}`;
+  if (query.ids !== undefined) {
+    return {
+      name,
+      text: `SELECT ${MESSAGE_COLUMNS} FROM messages${filter}`,
+      values,
+      sortHere: true,
+    };
+  }
+  const direction = query.order === 'desc' ? 'DESC' : 'ASC';
+  const order =
+    query.room === undefined
+      ? `messages.id ${direction}`
+      : `messages.room ${direction}, messages.id ${direction}`;
+  const text = `SELECT ${MESSAGE_COLUMNS} FROM messages${filter} ORDER BY ${order} LIMIT ${param(query.limit)}`;
+  return { name, text, values, sortHere: false };
+}
