@@ -50,10 +50,32 @@ describe('hardening', () => {
   });
   after(async () => t?.close());
 
-  it('sends security headers and a strict CSP on the page, the docs and the API', async () => {
-    for (const url of ['/', '/docs', '/api/messages']) {
+  it('sends nosniff and a deny-all CSP, and no page headers, on every machine answer', async () => {
+    for (const url of [
+      '/api/messages',
+      '/api/messages/00000000-0000-7000-8000-000000000000',
+      '/api/openapi.json',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+    ]) {
       const response = await t.app.http.inject({ url });
-      assert.equal(response.statusCode, 200, `${url}: ${response.statusCode}`);
+      assert.equal(response.headers['x-content-type-options'], 'nosniff', url);
+      assert.equal(
+        response.headers['content-security-policy'],
+        "default-src 'none'; frame-ancestors 'none'",
+        url,
+      );
+      for (const pageOnly of ['x-frame-options', 'referrer-policy', 'cross-origin-opener-policy']) {
+        assert.equal(response.headers[pageOnly], undefined, `${url}: ${pageOnly}`);
+      }
+    }
+  });
+
+  it("sends helmet's full set and a strict CSP on the page, the docs and unknown paths", async () => {
+    for (const url of ['/', '/docs', '/no-such-page']) {
+      const response = await t.app.http.inject({ url });
+      assert.equal(response.statusCode, url === '/no-such-page' ? 404 : 200, url);
       const csp = String(response.headers['content-security-policy']);
       for (const directive of [
         "default-src 'self'",
