@@ -7,7 +7,6 @@ import {
   MessageId,
   Room,
   type ListQuery,
-  type Message,
 } from '../messages/message.ts';
 
 export const ListQuerystring = Type.Object(
@@ -51,9 +50,8 @@ export function toListQuery(qs: ListQuerystring): ListQuery {
   };
 }
 
-/** The URL of the page after `page`, in the same order (call only when `limit` cut it short). */
-export function nextPageUrl(basePath: string, query: ListQuery, page: readonly Message[]): string {
-  const last = page[page.length - 1]!.id;
+/** The URL of the page after the one that ended at `last`, in the same order (call only when `limit` cut it short). */
+export function nextPageUrl(basePath: string, query: ListQuery, last: string): string {
   const params = new URLSearchParams();
   if (query.room !== undefined) params.set('room', query.room);
   params.set('limit', String(query.limit));

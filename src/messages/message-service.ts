@@ -13,6 +13,7 @@ import {
   type Message,
   type UpdateMessageBody,
 } from './message.ts';
+import { idOfMessageJson } from './message-json.ts';
 import type { IdempotencyClaim, MessageStore, WriteCheck } from './message-store.ts';
 
 export interface MessageServiceDeps {
@@ -109,8 +110,8 @@ export class MessageService {
     return deleted;
   }
 
-  /** One page: at most `limit` messages in the query's order. */
-  listPage(query: ListQuery & { readonly limit: number }): Promise<Message[]> {
+  /** One page: at most `limit` messages in the query's order, each as its JSON text. */
+  listPage(query: ListQuery & { readonly limit: number }): Promise<string[]> {
     return this.#deps.store.list(query);
   }
 
@@ -119,7 +120,7 @@ export class MessageService {
    * stays flat whatever the count and no cursor or connection stays pinned
    * while a slow client reads.
    */
-  async *stream(query: ListQuery): AsyncGenerator<Message[]> {
+  async *stream(query: ListQuery): AsyncGenerator<string[]> {
     let cursor: Pick<ListQuery, 'after' | 'before'> = {};
     let remaining = query.limit ?? Number.POSITIVE_INFINITY;
     while (remaining > 0) {
@@ -128,7 +129,7 @@ export class MessageService {
       if (batch.length > 0) yield batch;
       if (batch.length < limit) return;
       remaining -= batch.length;
-      const last = batch[batch.length - 1]!.id;
+      const last = idOfMessageJson(batch[batch.length - 1]!);
       cursor =
         query.order === 'asc'
           ? { after: last, before: query.before }

@@ -80,8 +80,12 @@ export interface MessageStore {
   /** Runs `check`, then deletes and appends the change, in one transaction. Returns the message as it was. */
   delete(id: string, check: WriteCheck): Promise<Message | undefined>;
 
-  /** At most `limit` messages within the query's bounds, in the query's order (keyset on id). */
-  list(query: ListQuery & { readonly limit: number }): Promise<Message[]>;
+  /**
+   * At most `limit` messages within the query's bounds, in the query's order
+   * (keyset on id), each as its JSON text: the copy stored with the row at
+   * write time (messageJson's bytes), so a list is sent without building objects.
+   */
+  list(query: ListQuery & { readonly limit: number }): Promise<string[]>;
 
   changeLogBounds(): Promise<ChangeLogBounds>;
 

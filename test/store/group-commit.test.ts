@@ -154,7 +154,7 @@ describe('CreateBatcher (PostgreSQL group commit)', () => {
   });
 
   it('a row error wrapped by the store (as its cause) still counts as a row error', async () => {
-    const lost = Object.assign(new Error('claim lost'), { code: '40001' });
+    const lost = Object.assign(new Error('claim lost'), { code: 'MS001' });
     const wrapped = new Error('unavailable', { cause: lost });
     const { batcher, calls } = fake((rows) => (rows.some((r) => r[0] === 1) ? wrapped : undefined));
     const outcomes = await Promise.allSettled([1, 2].map((n) => batcher.submit([n])));

@@ -86,9 +86,9 @@ describe('list plans on PostgreSQL', async () => {
     await client.connect();
     await client.query(`SET search_path = ${schema}`);
     await client.query(
-      `INSERT INTO messages (id, room, author, content, created_at, updated_at, version)
+      `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body)
        SELECT ('01900000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid,
-              'room-' || (i % $2), 'ada', 'message ' || i, now(), now(), 1
+              'room-' || (i % $2), 'ada', 'message ' || i, now(), now(), 1, '{}'
        FROM generate_series(0, $1 - 1) AS i`,
       [ROWS, ROOMS],
     );

@@ -10,6 +10,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { defaultConfig } from '../../src/config.ts';
 import { AppError, ErrorKinds, isAppError } from '../../src/errors.ts';
 import type { Message, NewMessage } from '../../src/messages/message.ts';
+import { messageJson } from '../../src/messages/message-json.ts';
 import type {
   ClaimTiming,
   IdempotencyClaim,
@@ -45,6 +46,14 @@ let clock = Date.parse('2026-11-21T10:00:00.000Z');
 function nextTime(): string {
   clock += 1;
   return new Date(clock).toISOString();
+}
+
+/** A list, parsed: the store answers each message's JSON text. */
+async function listed(
+  store: MessageStore,
+  query: Parameters<MessageStore['list']>[0],
+): Promise<Message[]> {
+  return (await store.list(query)).map((json) => JSON.parse(json) as Message);
 }
 
 function newMessage(overrides: Partial<NewMessage> = {}): NewMessage {
@@ -202,7 +211,7 @@ export function messageStoreContract(engine: Engine): void {
         assert.equal(await store.get(created.id), undefined);
         assert.equal(await store.delete(created.id, noCheck), undefined);
         assert.equal(await store.update(created.id, 'again', nextTime(), noCheck), undefined);
-        assert.deepEqual(await store.list({ order: 'asc', limit: 10 }), []);
+        assert.deepEqual(await listed(store, { order: 'asc', limit: 10 }), []);
       });
 
       test('the check sees the current message; a throwing check keeps it', async (store) => {
@@ -243,11 +252,17 @@ export function messageStoreContract(engine: Engine): void {
 
       test('ascending and descending id order, limit cuts the page', async (store) => {
         const all = await seed(store);
-        assert.deepEqual(await store.list({ order: 'asc', limit: 100 }), all);
-        assert.deepEqual(ids(await store.list({ order: 'desc', limit: 100 })), ids(all).reverse());
-        assert.deepEqual(ids(await store.list({ order: 'asc', limit: 3 })), ids(all.slice(0, 3)));
+        assert.deepEqual(await listed(store, { order: 'asc', limit: 100 }), all);
         assert.deepEqual(
-          ids(await store.list({ order: 'desc', limit: 3 })),
+          ids(await listed(store, { order: 'desc', limit: 100 })),
+          ids(all).reverse(),
+        );
+        assert.deepEqual(
+          ids(await listed(store, { order: 'asc', limit: 3 })),
+          ids(all.slice(0, 3)),
+        );
+        assert.deepEqual(
+          ids(await listed(store, { order: 'desc', limit: 3 })),
           ids(all.slice(7)).reverse(),
         );
       });
@@ -255,27 +270,27 @@ export function messageStoreContract(engine: Engine): void {
       test('room filters', async (store) => {
         const all = await seed(store);
         const even = all.filter((m) => m.room === 'even');
-        assert.deepEqual(await store.list({ order: 'asc', limit: 100, room: 'even' }), even);
-        assert.deepEqual(await store.list({ order: 'asc', limit: 100, room: 'none' }), []);
+        assert.deepEqual(await listed(store, { order: 'asc', limit: 100, room: 'even' }), even);
+        assert.deepEqual(await listed(store, { order: 'asc', limit: 100, room: 'none' }), []);
       });
 
       test('after and before are exclusive bounds, combinable with room and order', async (store) => {
         const all = await seed(store);
         const [a, b] = [all[2]!.id, all[7]!.id];
         assert.deepEqual(
-          ids(await store.list({ order: 'asc', limit: 100, after: a })),
+          ids(await listed(store, { order: 'asc', limit: 100, after: a })),
           ids(all.slice(3)),
         );
         assert.deepEqual(
-          ids(await store.list({ order: 'asc', limit: 100, before: b })),
+          ids(await listed(store, { order: 'asc', limit: 100, before: b })),
           ids(all.slice(0, 7)),
         );
         assert.deepEqual(
-          ids(await store.list({ order: 'desc', limit: 100, after: a, before: b })),
+          ids(await listed(store, { order: 'desc', limit: 100, after: a, before: b })),
           ids(all.slice(3, 7)).reverse(),
         );
         assert.deepEqual(
-          ids(await store.list({ order: 'asc', limit: 2, after: a, before: b, room: 'odd' })),
+          ids(await listed(store, { order: 'asc', limit: 2, after: a, before: b, room: 'odd' })),
           [all[3]!.id, all[5]!.id],
         );
       });
@@ -283,19 +298,19 @@ export function messageStoreContract(engine: Engine): void {
       test('a bound that is not stored still works as a bound', async (store) => {
         const all = await seed(store);
         const between = uuidv7(); // newer than every seeded id
-        assert.deepEqual(await store.list({ order: 'asc', limit: 100, after: between }), []);
+        assert.deepEqual(await listed(store, { order: 'asc', limit: 100, after: between }), []);
         assert.deepEqual(
-          ids(await store.list({ order: 'asc', limit: 100, before: between })),
+          ids(await listed(store, { order: 'asc', limit: 100, before: between })),
           ids(all),
         );
         const lowest = '00000000-0000-0000-0000-000000000000';
         const highest = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
         assert.deepEqual(
-          ids(await store.list({ order: 'asc', limit: 100, after: lowest })),
+          ids(await listed(store, { order: 'asc', limit: 100, after: lowest })),
           ids(all),
         );
         assert.deepEqual(
-          ids(await store.list({ order: 'desc', limit: 100, before: highest })),
+          ids(await listed(store, { order: 'desc', limit: 100, before: highest })),
           ids(all).reverse(),
         );
       });
@@ -303,21 +318,39 @@ export function messageStoreContract(engine: Engine): void {
       test('ids: only those messages, unknown ones absent, in the query order', async (store) => {
         const all = await seed(store);
         const wanted = [all[8]!.id, all[1]!.id, uuidv7(), all[4]!.id];
-        assert.deepEqual(ids(await store.list({ order: 'asc', limit: 100, ids: wanted })), [
+        assert.deepEqual(ids(await listed(store, { order: 'asc', limit: 100, ids: wanted })), [
           all[1]!.id,
           all[4]!.id,
           all[8]!.id,
         ]);
         assert.deepEqual(
-          ids(await store.list({ order: 'desc', limit: 2, ids: wanted, room: 'even' })),
+          ids(await listed(store, { order: 'desc', limit: 2, ids: wanted, room: 'even' })),
           [all[8]!.id, all[4]!.id],
         );
-        assert.deepEqual(await store.list({ order: 'asc', limit: 100, ids: [] }), []);
+        assert.deepEqual(await listed(store, { order: 'asc', limit: 100, ids: [] }), []);
+      });
+
+      test("each listed message is messageJson's bytes of the message, also after an edit", async (store) => {
+        const tricky = [
+          'tab\there, LF\nand CR\r\n',
+          'quotes " and backslash \\ and slash /',
+          'emoji 😀 👩‍👩‍👧 🇩🇪 👍🏽, é, ß ẞ İ ﬁ, \u2028\u2029, <b>&amp;</b>',
+          'DEL \u007f is not a Cc escape in JSON',
+        ];
+        const created: Message[] = [];
+        for (const content of tricky) created.push(await store.create(newMessage({ content })));
+        const edited = (await store.update(created[1]!.id, 'edited \t "x"', nextTime(), noCheck))!;
+        created[1] = edited.message;
+        assert.deepEqual(
+          await store.list({ order: 'asc', limit: 10 }),
+          created.map((m) => messageJson(m)),
+        );
+        for (const m of created) assert.deepEqual(await store.get(m.id), m);
       });
 
       test('returned ids are lowercase', async (store) => {
         await seed(store);
-        for (const m of await store.list({ order: 'asc', limit: 100 })) {
+        for (const m of await listed(store, { order: 'asc', limit: 100 })) {
           assert.equal(m.id, m.id.toLowerCase());
         }
       });
@@ -325,7 +358,7 @@ export function messageStoreContract(engine: Engine): void {
       test('id order is the order of creation (ids handed out in sequence)', async (store) => {
         const created: Message[] = [];
         for (let i = 0; i < 30; i += 1) created.push(await store.create(newMessage()));
-        assert.deepEqual(ids(await store.list({ order: 'asc', limit: 100 })), ids(created));
+        assert.deepEqual(ids(await listed(store, { order: 'asc', limit: 100 })), ids(created));
       });
     });
 

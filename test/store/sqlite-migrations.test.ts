@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { v7 as uuidv7 } from 'uuid';
+import { messageJson } from '../../src/messages/message-json.ts';
 import { sqliteMigrations } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
@@ -26,7 +27,7 @@ test('a version 1 database with messages migrates to the latest schema, keeping 
     id: uuidv7(),
     room: i % 2 === 0 ? 'even' : 'odd',
     author: 'ada',
-    content: `message ${i} "quoted" \\ é 😀`,
+    content: `message ${i} "quoted" \\ é 😀\ttab\nLF\r\n\u2028 ${'x'.repeat(i)}`,
     createdAt: new Date(Date.UTC(2026, 10, 21, 10, 0, 0, i)).toISOString(),
     updatedAt: new Date(Date.UTC(2026, 10, 21, 10, 0, 1, i)).toISOString(),
     version: 1 + (i % 3),
@@ -43,10 +44,14 @@ test('a version 1 database with messages migrates to the latest schema, keeping 
   const store = new SqliteStore({ filename: file, synchronous: 'full' });
   try {
     await store.migrate();
-    assert.deepEqual(await store.list({ order: 'asc', limit: 100 }), messages);
+    // The upgrade writes each message's stored JSON: exactly messageJson's bytes.
+    assert.deepEqual(await store.list({ order: 'asc', limit: 100 }), messages.map(messageJson));
     assert.deepEqual(
       await store.list({ order: 'desc', limit: 100, room: 'odd' }),
-      messages.filter((m) => m.room === 'odd').reverse(),
+      messages
+        .filter((m) => m.room === 'odd')
+        .reverse()
+        .map(messageJson),
     );
     assert.deepEqual(await store.get(messages[7]!.id), messages[7]);
   } finally {

@@ -13,6 +13,8 @@
  * each of its requests gets the error it would have got alone.
  */
 
+import { CLAIM_LOST } from './postgres-errors.ts';
+
 /** The parameters of one create_message() call. */
 export type CreateRow = readonly unknown[];
 
@@ -36,7 +38,7 @@ const MAX_BATCH = 100;
 function isRowError(error: unknown): boolean {
   for (let e = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && /^(22|23)...$|^40001$/.test(code)) return true;
+    if (typeof code === 'string' && (/^(22|23)...$/.test(code) || code === CLAIM_LOST)) return true;
   }
   return false;
 }

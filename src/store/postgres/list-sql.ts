@@ -10,6 +10,7 @@ export const MESSAGE_COLUMNS = `id::text AS id, room, author, content,
 const MIN_ID = '00000000-0000-0000-0000-000000000000';
 const MAX_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
+/** A list reads each message's stored JSON text (`body`); a list by ids its id too. */
 export interface ListStatement {
   /** The prepared statement's name: the same for every query of this shape. */
   readonly name: string;
@@ -59,7 +60,7 @@ export function listStatement(query: ListQuery & { readonly limit: number }): Li
   if (query.ids !== undefined) {
     return {
       name,
-      text: `SELECT ${MESSAGE_COLUMNS} FROM messages${filter}`,
+      text: `SELECT messages.id::text AS id, messages.body FROM messages${filter}`,
       values,
       sortHere: true,
     };
@@ -69,6 +70,6 @@ export function listStatement(query: ListQuery & { readonly limit: number }): Li
     query.room === undefined
       ? `messages.id ${direction}`
       : `messages.room ${direction}, messages.id ${direction}`;
-  const text = `SELECT ${MESSAGE_COLUMNS} FROM messages${filter} ORDER BY ${order} LIMIT ${param(query.limit)}`;
+  const text = `SELECT messages.body FROM messages${filter} ORDER BY ${order} LIMIT ${param(query.limit)}`;
   return { name, text, values, sortHere: false };
 }

@@ -45,9 +45,19 @@ export function unavailable(cause?: unknown): AppError {
   });
 }
 
+/** Raised by create_message(s) when a create's Idempotency-Key claim was freed or taken over. */
+export const CLAIM_LOST = 'MS001';
+
 export function toStoreError(error: unknown): unknown {
   if (isAppError(error) || !(error instanceof Error)) return error;
   const code = (error as { code?: unknown }).code;
+  if (code === CLAIM_LOST) {
+    // Nothing was stored; the retry (which freed or took over the claim) decides.
+    return new AppError(ErrorKinds.storeUnavailable, 'The Idempotency-Key claim was lost.', {
+      headers: { 'retry-after': '1' },
+      cause: error,
+    });
+  }
   if (code === '53100') {
     return new AppError(
       ErrorKinds.insufficientStorage,

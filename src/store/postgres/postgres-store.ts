@@ -183,12 +183,13 @@ export class PostgresStore implements MessageStore {
         updatedAt: now,
         version: current.version + 1,
       };
+      const json = messageJson(updated);
       await client.query({
         name: 'update-message',
-        text: 'UPDATE messages SET content = $2, updated_at = $3, version = $4 WHERE id = $1',
-        values: [id, content, now, updated.version],
+        text: 'UPDATE messages SET content = $2, updated_at = $3, version = $4, body = $5 WHERE id = $1',
+        values: [id, content, now, updated.version, json],
       });
-      await this.#appendChange(client, 'message.updated', updated);
+      await this.#appendChange(client, 'message.updated', updated.room, json);
       return { message: updated, changed: true };
     });
   }
@@ -203,18 +204,23 @@ export class PostgresStore implements MessageStore {
         text: 'DELETE FROM messages WHERE id = $1',
         values: [id],
       });
-      await this.#appendChange(client, 'message.deleted', current);
+      await this.#appendChange(client, 'message.deleted', current.room, messageJson(current));
       return current;
     });
   }
 
-  async list(query: ListQuery & { readonly limit: number }): Promise<Message[]> {
+  async list(query: ListQuery & { readonly limit: number }): Promise<string[]> {
     const statement = listStatement(query);
-    const rows = await this.#query<Message>(statement.name, statement.text, statement.values);
-    if (!statement.sortHere) return rows;
-    rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    if (query.order === 'desc') rows.reverse();
-    return rows.slice(0, query.limit);
+    const rows = await this.#query<{ id: string; body: string }>(
+      statement.name,
+      statement.text,
+      statement.values,
+    );
+    if (statement.sortHere) {
+      rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      if (query.order === 'desc') rows.reverse();
+    }
+    return rows.slice(0, query.limit).map((row) => row.body);
   }
 
   async changeLogBounds(): Promise<ChangeLogBounds> {
@@ -372,11 +378,16 @@ export class PostgresStore implements MessageStore {
     return rows[0];
   }
 
-  async #appendChange(client: pg.PoolClient, kind: ChangeKind, message: Message): Promise<void> {
+  async #appendChange(
+    client: pg.PoolClient,
+    kind: ChangeKind,
+    room: string,
+    json: string,
+  ): Promise<void> {
     await client.query({
       name: 'append-change',
       text: 'SELECT append_change($1, $2, $3)',
-      values: [kind, message.room, messageJson(message)],
+      values: [kind, room, json],
     });
   }
 

@@ -3,6 +3,7 @@ import type { ListQuery } from '../../messages/message.ts';
 
 export const MESSAGE_COLUMNS = 'id, room, author, content, created_at, updated_at, version';
 
+/** A list reads each message's stored JSON text (`body`) only. */
 export interface ListStatement {
   readonly text: string;
   readonly values: unknown[];
@@ -31,7 +32,7 @@ export function listStatement(query: ListQuery & { readonly limit: number }): Li
   const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   const direction = query.order === 'desc' ? 'DESC' : 'ASC';
   return {
-    text: `SELECT ${MESSAGE_COLUMNS} FROM messages${filter} ORDER BY id ${direction} LIMIT ?`,
+    text: `SELECT body FROM messages${filter} ORDER BY id ${direction} LIMIT ?`,
     values,
   };
 }

@@ -66,4 +66,16 @@ export const sqliteMigrations: readonly { version: number; name: string; sql: st
       CREATE INDEX messages_room_id ON messages (room, id);
     `,
   },
+  {
+    version: 3,
+    name: "each message's JSON text stored with the row",
+    // A list sends each message's stored JSON as it is: turning 51 rows into objects and back
+    // into JSON was most of a history page's CPU time. json_object() writes exactly the bytes
+    // of messageJson() (JSON.stringify) for every text the message rules allow (tested).
+    sql: `
+      ALTER TABLE messages ADD COLUMN body TEXT NOT NULL DEFAULT '';
+      UPDATE messages SET body = json_object('id', id, 'room', room, 'author', author,
+        'content', content, 'createdAt', created_at, 'updatedAt', updated_at, 'version', version);
+    `,
+  },
 ];

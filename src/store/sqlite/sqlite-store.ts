@@ -145,6 +145,7 @@ export class SqliteStore implements MessageStore {
     const s = this.#ready();
     const stored: Message = { ...message, updatedAt: message.createdAt, version: 1 };
     return this.#batcher.submit(() => {
+      const json = messageJson(stored);
       s.insertMessage.run(
         stored.id,
         stored.room,
@@ -153,8 +154,9 @@ export class SqliteStore implements MessageStore {
         stored.createdAt,
         stored.updatedAt,
         stored.version,
+        json,
       );
-      const json = this.#appendChange('message.created', stored);
+      this.#appendChange('message.created', stored.room, json);
       // A create commits only while its claim is held (as on PostgreSQL): one whose claim was
       // freed or taken over meanwhile must not store a second copy of the retried message.
       if (
@@ -196,8 +198,9 @@ export class SqliteStore implements MessageStore {
         updatedAt: now,
         version: current.version + 1,
       };
-      s.updateMessage.run(updated);
-      this.#appendChange('message.updated', updated);
+      const json = messageJson(updated);
+      s.updateMessage.run({ ...updated, body: json });
+      this.#appendChange('message.updated', updated.room, json);
       return { message: updated, changed: true };
     });
   }
@@ -209,22 +212,21 @@ export class SqliteStore implements MessageStore {
       if (current === undefined) return undefined;
       check(current);
       s.deleteMessage.run(id);
-      this.#appendChange('message.deleted', current);
+      this.#appendChange('message.deleted', current.room, messageJson(current));
       return current;
     });
   }
 
-  async list(query: ListQuery & { readonly limit: number }): Promise<Message[]> {
+  async list(query: ListQuery & { readonly limit: number }): Promise<string[]> {
     this.#ready();
     const { text, values } = listStatement(query);
     let statement = this.#listStatements.get(text);
     if (statement === undefined) {
-      statement = this.#db.prepare(text).raw();
+      statement = this.#db.prepare(text).pluck();
       this.#listStatements.set(text, statement);
     }
     try {
-      const rows = this.#read(() => statement.all(...values) as MessageRow[]);
-      return rows.map(toMessage);
+      return this.#read(() => statement.all(...values) as string[]);
     } catch (error) {
       throw toStoreError(error);
     }
@@ -355,10 +357,8 @@ export class SqliteStore implements MessageStore {
     if (this.#db.open && this.#db.inTransaction) this.#endReadStatement.run();
   };
 
-  #appendChange(kind: ChangeKind, message: Message): string {
-    const json = messageJson(message);
-    this.#ready().appendChange.run(kind, message.room, json, new Date().toISOString());
-    return json;
+  #appendChange(kind: ChangeKind, room: string, json: string): void {
+    this.#ready().appendChange.run(kind, room, json, new Date().toISOString());
   }
 
   #ready(): ReturnType<typeof prepareStatements> {
@@ -372,10 +372,10 @@ function prepareStatements(db: Database.Database) {
     ping: db.prepare('SELECT 1'),
     getMessage: db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ?`).raw(),
     insertMessage: db.prepare(
-      'INSERT INTO messages (id, room, author, content, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     updateMessage: db.prepare(
-      'UPDATE messages SET content = @content, updated_at = @updatedAt, version = @version WHERE id = @id',
+      'UPDATE messages SET content = @content, updated_at = @updatedAt, version = @version, body = @body WHERE id = @id',
     ),
     deleteMessage: db.prepare('DELETE FROM messages WHERE id = ?'),
     appendChange: db.prepare(
