@@ -8,21 +8,21 @@ import type { Config } from './config.ts';
 import { ChangeFeed } from './messages/change-feed.ts';
 import { IdempotencyService } from './messages/idempotency.ts';
 import { MessageService } from './messages/message-service.ts';
-import type { MessageStore } from './messages/message-store.ts';
+import type { Store } from './messages/store.ts';
 import { buildHttpApp } from './http/http-app.ts';
 import { createStore } from './store/create-store.ts';
 import { createLogger } from './logger.ts';
 
 export interface AppOptions {
   /** A store to use instead of the one DATABASE_URL names (tests). */
-  readonly store?: MessageStore;
+  readonly store?: Store;
   readonly now?: () => Date;
   readonly logStream?: NodeJS.WritableStream;
 }
 
 export interface App {
   readonly http: FastifyInstance;
-  readonly store: MessageStore;
+  readonly store: Store;
   readonly feed: ChangeFeed;
   /** /readyz turns 503 from here on. */
   beginShutdown(): void;
@@ -40,14 +40,17 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   const store = options.store ?? createStore(config, log);
   await store.migrate();
-  const changeFeed = new ChangeFeed(store, (err) => log.error({ err }, 'change feed read failed'));
+  const changeFeed = new ChangeFeed(store.changes, (err) =>
+    log.error({ err }, 'change feed read failed'),
+  );
   const service = new MessageService({
-    store,
+    messages: store.messages,
+    changes: store.changes,
     newId: () => uuidv7(),
     now,
     onChange: () => changeFeed.wake(),
   });
-  const idempotency = new IdempotencyService(store, now, config.idempotencyTtlHours);
+  const idempotency = new IdempotencyService(store.idempotency, now, config.idempotencyTtlHours);
 
   const http = await buildHttpApp({
     config,
@@ -62,12 +65,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   const purge = () => {
     const t = now().getTime();
-    store
-      .purge(
-        new Date(t - config.eventsRetentionHours * 3_600_000),
-        new Date(t - config.idempotencyTtlHours * 3_600_000),
-      )
-      .catch((err: unknown) => log.error({ err }, 'purge failed'));
+    const failed = (err: unknown) => log.error({ err }, 'purge failed');
+    store.changes.purge(new Date(t - config.eventsRetentionHours * 3_600_000)).catch(failed);
+    store.idempotency.purge(new Date(t - config.idempotencyTtlHours * 3_600_000)).catch(failed);
   };
   const purgeTimer = setInterval(purge, PURGE_INTERVAL_MS);
   purgeTimer.unref();

@@ -1,6 +1,6 @@
 /** What the HTTP layer attaches to a request: who is asking, and the Idempotency-Key claim. */
 import type { Actor } from '../messages/actor.ts';
-import type { IdempotencyClaim } from '../messages/message-store.ts';
+import type { IdempotencyClaim } from '../messages/idempotency-store.ts';
 
 export interface IdempotencyState {
   readonly claim: IdempotencyClaim;

@@ -1,7 +1,7 @@
 /**
  * The live tail of the change log, shared by every stream of this instance.
  * Writes here (through the service) and notifications from other instances
- * (through the store's watcher) only wake the feed; it then reads the log
+ * (through the change log's watcher) only wake the feed; it then reads the log
  * from where it was, so a lost wake-up loses nothing, and hands each batch,
  * in sequence order, to every subscriber.
  *
@@ -12,7 +12,7 @@
  * behalf, so memory stays bounded however far a subscriber falls behind.
  */
 import type { Change } from './change.ts';
-import type { ChangeLogBounds, MessageStore } from './message-store.ts';
+import type { ChangeLog, ChangeLogBounds } from './change-log.ts';
 
 export interface ChangeBatch {
   /** The batch holds every committed change with `after` < seq <= the last one's seq. */
@@ -33,7 +33,7 @@ const RETRY_MS = 500;
 const POLL_MS = 5000;
 
 export class ChangeFeed {
-  readonly #store: MessageStore;
+  readonly #log: ChangeLog;
   readonly #onError: (error: unknown) => void;
   readonly #listeners = new Set<ChangeListener>();
   #head = 0;
@@ -43,8 +43,8 @@ export class ChangeFeed {
   #stopWatching: (() => Promise<void>) | undefined;
   #poll: NodeJS.Timeout | undefined;
 
-  constructor(store: MessageStore, onError: (error: unknown) => void) {
-    this.#store = store;
+  constructor(log: ChangeLog, onError: (error: unknown) => void) {
+    this.#log = log;
     this.#onError = onError;
   }
 
@@ -58,9 +58,9 @@ export class ChangeFeed {
   }
 
   async start(): Promise<void> {
-    this.#head = (await this.#store.changeLogBounds()).latest;
+    this.#head = (await this.#log.bounds()).latest;
     this.#started = true;
-    this.#stopWatching = this.#store.watchChanges(() => this.wake());
+    this.#stopWatching = this.#log.watch(() => this.wake());
     this.#poll = setInterval(() => this.wake(), POLL_MS);
     this.#poll.unref();
   }
@@ -93,12 +93,12 @@ export class ChangeFeed {
 
   /** The log's bounds, read from the store now (not the feed's head). */
   bounds(): Promise<ChangeLogBounds> {
-    return this.#store.changeLogBounds();
+    return this.#log.bounds();
   }
 
   /** Up to `limit` committed changes with seq > `after`, read from the store (replays, catch-up). */
   changesSince(after: number, limit: number): Promise<Change[]> {
-    return this.#store.changesSince(after, limit);
+    return this.#log.since(after, limit);
   }
 
   async #drain(): Promise<void> {
@@ -107,7 +107,7 @@ export class ChangeFeed {
         this.#again = false;
         for (;;) {
           const after = this.#head;
-          const changes = await this.#store.changesSince(after, READ_BATCH);
+          const changes = await this.#log.since(after, READ_BATCH);
           if (changes.length === 0 || !this.#started) break;
           this.#head = changes[changes.length - 1]!.seq;
           const batch: ChangeBatch = { after, changes };

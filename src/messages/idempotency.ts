@@ -5,7 +5,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import stableStringify from 'fast-json-stable-stringify';
-import type { ClaimOutcome, IdempotencyClaim, MessageStore } from './message-store.ts';
+import type { ClaimOutcome, IdempotencyClaim, IdempotencyStore } from './idempotency-store.ts';
 
 /** A claim left by a process that died is free again after this long. */
 export const IN_FLIGHT_CLAIM_MS = 30_000;
@@ -17,11 +17,11 @@ const RELEASE_RETRY_MS = 500;
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
 export class IdempotencyService {
-  readonly #store: MessageStore;
+  readonly #store: IdempotencyStore;
   readonly #now: () => Date;
   readonly #ttlMs: number;
 
-  constructor(store: MessageStore, now: () => Date, ttlHours: number) {
+  constructor(store: IdempotencyStore, now: () => Date, ttlHours: number) {
     this.#store = store;
     this.#now = now;
     this.#ttlMs = ttlHours * 3_600_000;
@@ -36,7 +36,7 @@ export class IdempotencyService {
     const requestHash = createHash('sha256').update(stableStringify(body)).digest('base64url');
     const claim: IdempotencyClaim = { scope, key, requestHash, token: randomUUID() };
     try {
-      const outcome = await this.#store.claimIdempotencyKey(claim, {
+      const outcome = await this.#store.claim(claim, {
         now: this.#now(),
         inFlightMs: IN_FLIGHT_CLAIM_MS,
         ttlMs: this.#ttlMs,
@@ -54,7 +54,7 @@ export class IdempotencyService {
   /** Keeps a 4xx outcome; if that fails the request ends in a 5xx, which frees the key. */
   async complete(claim: IdempotencyClaim, status: number, body: string): Promise<void> {
     try {
-      await this.#store.completeIdempotencyKey(claim, { status, body });
+      await this.#store.complete(claim, { status, body });
     } catch (error) {
       this.#releaseInBackground(claim, false);
       throw error;
@@ -68,7 +68,7 @@ export class IdempotencyService {
    */
   async release(claim: IdempotencyClaim): Promise<void> {
     try {
-      await this.#store.releaseIdempotencyKey(claim);
+      await this.#store.release(claim);
     } catch (error) {
       this.#releaseInBackground(claim, false);
       throw error;
@@ -89,7 +89,7 @@ export class IdempotencyService {
     if (Date.now() + delayMs >= until) return;
     const again = () => this.#releaseInBackground(claim, untilExpiry, delayMs * 2, until);
     setTimeout(() => {
-      this.#store.releaseIdempotencyKey(claim).then(untilExpiry ? again : undefined, again);
+      this.#store.release(claim).then(untilExpiry ? again : undefined, again);
     }, delayMs).unref();
   }
 }

@@ -14,10 +14,14 @@ import {
   type UpdateMessageBody,
 } from './message.ts';
 import { idOfMessageJson } from './message-json.ts';
-import type { IdempotencyClaim, MessageStore, WriteCheck } from './message-store.ts';
+import type { ChangeLog } from './change-log.ts';
+import type { IdempotencyClaim } from './idempotency-store.ts';
+import type { MessageStore, WriteCheck } from './message-store.ts';
 
 export interface MessageServiceDeps {
-  readonly store: MessageStore;
+  readonly messages: MessageStore;
+  /** Read only: where the change log stands (Event-Seq). */
+  readonly changes: ChangeLog;
   /** A new id, larger than every id this process handed out before (UUIDv7, monotonic). */
   readonly newId: () => string;
   readonly now: () => Date;
@@ -44,7 +48,7 @@ export class MessageService {
     claim?: IdempotencyClaim,
   ): Promise<Message> {
     const author = this.#authorFor(body, actor);
-    const message = await this.#deps.store.create(
+    const message = await this.#deps.messages.create(
       {
         id: this.#deps.newId(),
         room: body.room ?? DEFAULT_ROOM,
@@ -59,7 +63,9 @@ export class MessageService {
   }
 
   async get(id: string): Promise<Message> {
-    const message = isWellFormedId(id) ? await this.#deps.store.get(id.toLowerCase()) : undefined;
+    const message = isWellFormedId(id)
+      ? await this.#deps.messages.get(id.toLowerCase())
+      : undefined;
     if (message === undefined) throw notFound();
     return message;
   }
@@ -89,7 +95,7 @@ export class MessageService {
       }
       assertPrecondition(current, precondition);
     };
-    const result = await this.#deps.store.update(key, body.content, this.#nowIso(), check);
+    const result = await this.#deps.messages.update(key, body.content, this.#nowIso(), check);
     if (result === undefined) throw notFound();
     if (result.changed) this.#deps.onChange();
     return result.message;
@@ -101,7 +107,7 @@ export class MessageService {
     precondition?: VersionPrecondition,
   ): Promise<Message> {
     if (!isWellFormedId(id)) throw notFound();
-    const deleted = await this.#deps.store.delete(id.toLowerCase(), (current) => {
+    const deleted = await this.#deps.messages.delete(id.toLowerCase(), (current) => {
       assertMayChange(current, actor);
       assertPrecondition(current, precondition);
     });
@@ -112,7 +118,7 @@ export class MessageService {
 
   /** One page: at most `limit` messages in the query's order, each as its JSON text. */
   listPage(query: ListQuery & { readonly limit: number }): Promise<string[]> {
-    return this.#deps.store.list(query);
+    return this.#deps.messages.list(query);
   }
 
   /**
@@ -125,7 +131,7 @@ export class MessageService {
     let remaining = query.limit ?? Number.POSITIVE_INFINITY;
     while (remaining > 0) {
       const limit = Math.min(STREAM_BATCH_SIZE, remaining);
-      const batch = await this.#deps.store.list({ ...query, ...cursor, limit });
+      const batch = await this.#deps.messages.list({ ...query, ...cursor, limit });
       if (batch.length > 0) yield batch;
       if (batch.length < limit) return;
       remaining -= batch.length;
@@ -139,7 +145,7 @@ export class MessageService {
 
   /** The last change committed so far: a list read after this misses none of it. */
   async latestChangeSeq(): Promise<number> {
-    return (await this.#deps.store.changeLogBounds()).latest;
+    return (await this.#deps.changes.bounds()).latest;
   }
 
   #authorFor(body: CreateMessageBody, actor: Actor | null): string {

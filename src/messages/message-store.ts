@@ -1,59 +1,23 @@
 /**
- * The seam between the domain and a database engine. Each engine folder under
- * `store/` implements this interface and nothing else leaves it: rows become
- * Messages and driver errors become AppErrors (503 unavailable, 507 full)
- * before they cross. Every method is one complete, atomic operation.
+ * The messages themselves, as an engine keeps them: one of the concerns a
+ * store is made of (see store.ts). Rows become Messages and driver errors
+ * become AppErrors (503 unavailable, 507 full) before they cross. Every
+ * method is one complete, atomic operation, and every write appends its
+ * change to the change log in its own transaction.
  */
-import type { Change } from './change.ts';
+import type { IdempotencyClaim } from './idempotency-store.ts';
 import type { ListQuery, Message, NewMessage } from './message.ts';
 
 /** Decides, inside the write's transaction, whether the write may go on; throws an AppError if not. */
 export type WriteCheck = (current: Message) => void;
 
-export interface IdempotencyClaim {
-  /** The token's subject when auth is on, '' otherwise. */
-  readonly scope: string;
-  readonly key: string;
-  /** Hash of the request body as parsed JSON (canonical form). */
-  readonly requestHash: string;
-  /** Identifies this claim, so a claim taken over after expiry cannot be completed by its old owner. */
-  readonly token: string;
-}
-
-export type ClaimOutcome =
-  | { readonly kind: 'claimed' }
-  | { readonly kind: 'replay'; readonly status: number; readonly body: string }
-  | { readonly kind: 'mismatch' }
-  | { readonly kind: 'in-flight' };
-
-export interface StoredResponse {
-  readonly status: number;
-  /** The response body as sent, JSON text. */
-  readonly body: string;
-}
-
-export interface ClaimTiming {
-  readonly now: Date;
-  /** A pending claim older than this is abandoned (its process died) and may be taken over. */
-  readonly inFlightMs: number;
-  /** A completed outcome older than this is forgotten. */
-  readonly ttlMs: number;
-}
-
-export interface ChangeLogBounds {
-  /** The newest committed change (0 when there never was one). */
-  readonly latest: number;
-  /** Changes at or below this were purged: resuming from before it has a gap. */
-  readonly purgedThrough: number;
+export interface UpdateOutcome {
+  readonly message: Message;
+  /** False when the content was the same: nothing was stored, no change appended. */
+  readonly changed: boolean;
 }
 
 export interface MessageStore {
-  /** Short engine name for logs and metrics, e.g. 'sqlite'. */
-  readonly engine: string;
-
-  /** Applies pending migrations. Safe when several instances start at once. */
-  migrate(): Promise<void>;
-
   /**
    * Stores a new message and appends its change, in one transaction; with a
    * claim, also records the 201 outcome for that Idempotency-Key atomically,
@@ -75,7 +39,7 @@ export interface MessageStore {
     content: string,
     now: string,
     check: WriteCheck,
-  ): Promise<{ message: Message; changed: boolean } | undefined>;
+  ): Promise<UpdateOutcome | undefined>;
 
   /** Runs `check`, then deletes and appends the change, in one transaction. Returns the message as it was. */
   delete(id: string, check: WriteCheck): Promise<Message | undefined>;
@@ -86,32 +50,4 @@ export interface MessageStore {
    * write time (messageJson's bytes), so a list is sent without building objects.
    */
   list(query: ListQuery & { readonly limit: number }): Promise<string[]>;
-
-  changeLogBounds(): Promise<ChangeLogBounds>;
-
-  /** Up to `limit` changes with seq > `after`, in seq order; every one is committed. */
-  changesSince(after: number, limit: number): Promise<Change[]>;
-
-  claimIdempotencyKey(claim: IdempotencyClaim, timing: ClaimTiming): Promise<ClaimOutcome>;
-
-  /** Records a non-create outcome (a 4xx) for a claim. */
-  completeIdempotencyKey(claim: IdempotencyClaim, response: StoredResponse): Promise<void>;
-
-  /** Frees a claim whose request failed with a 5xx, so a retry may run again. */
-  releaseIdempotencyKey(claim: IdempotencyClaim): Promise<void>;
-
-  /** Forgets changes and idempotency outcomes older than the given times. */
-  purge(changesBefore: Date, idempotencyBefore: Date): Promise<void>;
-
-  /**
-   * Calls `wake` whenever another process may have committed changes, and
-   * after every reconnect (an engine that one process owns never needs to).
-   * Returns a function that stops watching.
-   */
-  watchChanges(wake: () => void): () => Promise<void>;
-
-  /** Resolves when the store answers and its migrations are applied. */
-  ping(): Promise<void>;
-
-  close(): Promise<void>;
 }

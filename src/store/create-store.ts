@@ -1,6 +1,6 @@
 /** The single switch on DATABASE_URL: adding an engine is one folder plus one line here. */
 import type { Config } from '../config.ts';
-import type { MessageStore } from '../messages/message-store.ts';
+import type { Store } from '../messages/store.ts';
 import { PostgresStore } from './postgres/postgres-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 
@@ -8,7 +8,7 @@ export interface StoreLogger {
   error(obj: object, msg: string): void;
 }
 
-export function createStore(config: Config, log: StoreLogger): MessageStore {
+export function createStore(config: Config, log: StoreLogger): Store {
   const url = config.databaseUrl;
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length);

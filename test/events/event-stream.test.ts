@@ -284,8 +284,8 @@ for (const engine of engines) {
         await t.listen();
         for (let i = 0; i < 4; i++) await createMessage(t, { content: `old ${i}` });
         // Everything but the newest change is older than this cut-off.
-        await t.app.store.purge(new Date(Date.now() + 3_600_000), new Date(0));
-        const bounds = await t.app.store.changeLogBounds();
+        await t.app.store.changes.purge(new Date(Date.now() + 3_600_000));
+        const bounds = await t.app.store.changes.bounds();
         assert.ok(bounds.purgedThrough > 1, 'the purge removed changes');
         const stale = await connectSse(`${t.url}/api/events?since=1`);
         clients.push(stale);

@@ -164,7 +164,7 @@ describe('event stream across instances (postgres)', async () => {
     status.writersDone = true;
     const results = await Promise.all(readers);
 
-    const log: Change[] = await apps[0]!.app.store.changesSince(0, 100_000);
+    const log: Change[] = await apps[0]!.app.store.changes.since(0, 100_000);
     assert.equal(log.length, acknowledged, 'one change per acknowledged write');
     assertStrictlyIncreasing(
       log.map((c) => c.seq),

@@ -82,7 +82,7 @@ for (const engine of engines) {
           const seqs = changeEvents(client).map((e) => e.seq);
           assert.equal(seqs.length, written);
           assertStrictlyIncreasing(seqs, 'event ids');
-          const log = await t.app.store.changesSince(0, written + 10);
+          const log = await t.app.store.changes.since(0, written + 10);
           assert.deepEqual(
             seqs,
             log.map((c) => c.seq),

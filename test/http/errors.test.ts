@@ -238,8 +238,10 @@ eachEngine('errors', (engine, shared) => {
     await withWrappedStore(
       engine,
       () => ({
-        get: async () => {
-          throw new Error(secret);
+        messages: {
+          get: async () => {
+            throw new Error(secret);
+          },
         },
       }),
       async ({ inject }) => {

@@ -9,7 +9,10 @@ import { after, before, describe } from 'node:test';
 import type { AppOptions } from '../../src/app.ts';
 import type { Config } from '../../src/config.ts';
 import type { Message } from '../../src/messages/message.ts';
+import type { ChangeLog } from '../../src/messages/change-log.ts';
+import type { IdempotencyStore } from '../../src/messages/idempotency-store.ts';
 import type { MessageStore } from '../../src/messages/message-store.ts';
+import type { Store } from '../../src/messages/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { engines, type Engine, type TestDatabase } from '../support/engines.ts';
 import {
@@ -157,20 +160,43 @@ export function onlyError(problem: ProblemBody): NonNullable<ProblemBody['errors
   return problem.errors[0]!;
 }
 
+/** Replacements for some methods of a real store, by concern; `ping` is the store's own. */
+export interface StoreOverrides {
+  readonly messages?: Partial<MessageStore>;
+  readonly changes?: Partial<ChangeLog>;
+  readonly idempotency?: Partial<IdempotencyStore>;
+  readonly ping?: Store['ping'];
+}
+
 /**
- * A real store with some methods replaced: the rest run on the real engine
+ * `target` with some methods replaced: the rest run on the real object
  * (bound to it, so its private state works through the proxy).
  */
-export function wrapStore(
-  store: MessageStore,
-  overrides: (real: MessageStore) => Partial<MessageStore>,
-): MessageStore {
-  const replaced = overrides(store) as Record<PropertyKey, unknown>;
+function withReplaced<T extends object>(target: T, replaced: object): T {
+  return new Proxy(target, {
+    get(real, property) {
+      if (property in replaced) return (replaced as Record<PropertyKey, unknown>)[property];
+      const value: unknown = Reflect.get(real, property, real);
+      return typeof value === 'function' ? value.bind(real) : value;
+    },
+  });
+}
+
+/** A real store with some methods replaced; each concern is looked up when it is used. */
+export function wrapStore(store: Store, overrides: (real: Store) => StoreOverrides): Store {
+  const { messages = {}, changes = {}, idempotency = {}, ...own } = overrides(store);
+  const concerns = new Map<PropertyKey, object>([
+    ['messages', messages],
+    ['changes', changes],
+    ['idempotency', idempotency],
+  ]);
   return new Proxy(store, {
-    get(target, property) {
-      if (property in replaced) return replaced[property];
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
+    get(real, property) {
+      if (property in own) return (own as Record<PropertyKey, unknown>)[property];
+      const value: unknown = Reflect.get(real, property, real);
+      const replaced = concerns.get(property);
+      if (replaced !== undefined) return withReplaced(value as object, replaced);
+      return typeof value === 'function' ? value.bind(real) : value;
     },
   });
 }
@@ -178,7 +204,7 @@ export function wrapStore(
 /** Runs `fn` on a fresh app whose store is the engine's real store, wrapped by `wrap`. */
 export async function withWrappedStore<T>(
   engine: Engine,
-  wrap: (real: MessageStore) => Partial<MessageStore>,
+  wrap: (real: Store) => StoreOverrides,
   fn: (app: ContractApp) => Promise<T>,
   overrides: Partial<Config> = {},
   options: AppOptions = {},

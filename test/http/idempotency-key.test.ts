@@ -5,7 +5,7 @@ import { it } from 'node:test';
 import stableStringify from 'fast-json-stable-stringify';
 import { AppError, ErrorKinds } from '../../src/errors.ts';
 import type { Message, NewMessage } from '../../src/messages/message.ts';
-import type { IdempotencyClaim } from '../../src/messages/message-store.ts';
+import type { IdempotencyClaim } from '../../src/messages/idempotency-store.ts';
 import {
   assertProblem,
   eachEngine,
@@ -167,13 +167,15 @@ eachEngine('Idempotency-Key', (engine, shared) => {
     await withWrappedStore(
       engine,
       (real) => ({
-        create: async (message: NewMessage, claim?: IdempotencyClaim) => {
-          if (holdNext) {
-            holdNext = false;
-            entered.open();
-            await release.wait;
-          }
-          return real.create(message, claim);
+        messages: {
+          create: async (message: NewMessage, claim?: IdempotencyClaim) => {
+            if (holdNext) {
+              holdNext = false;
+              entered.open();
+              await release.wait;
+            }
+            return real.messages.create(message, claim);
+          },
         },
       }),
       async (app) => {
@@ -207,12 +209,14 @@ eachEngine('Idempotency-Key', (engine, shared) => {
       await withWrappedStore(
         engine,
         (real) => ({
-          create: async (message: NewMessage, claim?: IdempotencyClaim) => {
-            if (failNext) {
-              failNext = false;
-              throw failure();
-            }
-            return real.create(message, claim);
+          messages: {
+            create: async (message: NewMessage, claim?: IdempotencyClaim) => {
+              if (failNext) {
+                failNext = false;
+                throw failure();
+              }
+              return real.messages.create(message, claim);
+            },
           },
         }),
         async (app) => {
@@ -277,7 +281,7 @@ eachEngine('Idempotency-Key', (engine, shared) => {
         // A process that claimed a key and died before answering: its claim
         // sits in the store, in flight.
         const crashedBody = { author: 'ada', content: 'crashed' };
-        await app.t.app.store.claimIdempotencyKey(
+        await app.t.app.store.idempotency.claim(
           {
             scope: '',
             key: 'crashed',

@@ -309,7 +309,7 @@ eachEngine('GET /api/messages', (engine, shared) => {
     await withApp(engine, async (app) => {
       const count = STREAM_BATCH_SIZE * 5;
       const seeded: Message[] = [];
-      const store = app.t.app.store;
+      const store = app.t.app.store.messages;
       for (let chunk = 0; chunk < count; chunk += 250) {
         const inputs = Array.from({ length: 250 }, (_, i) => ({
           id: uuidv7(),
@@ -352,15 +352,17 @@ eachEngine('GET /api/messages', (engine, shared) => {
     await withWrappedStore(
       engine,
       (real) => ({
-        list: async (query) => {
-          calls += 1;
-          // Between the first and the second batch of the read, others write.
-          if (calls === 2 && during !== undefined) await during();
-          return real.list(query);
+        messages: {
+          list: async (query) => {
+            calls += 1;
+            // Between the first and the second batch of the read, others write.
+            if (calls === 2 && during !== undefined) await during();
+            return real.messages.list(query);
+          },
         },
       }),
       async (app) => {
-        const store = app.t.app.store;
+        const store = app.t.app.store.messages;
         const seeded = await Promise.all(
           Array.from({ length: STREAM_BATCH_SIZE * 2 + 50 }, (_, i) =>
             store.create({
@@ -410,14 +412,16 @@ eachEngine('GET /api/messages', (engine, shared) => {
     await withWrappedStore(
       engine,
       (real) => ({
-        list: async (query) => {
-          calls += 1;
-          if (calls > failAfter) throw new Error('connection lost in the middle of a list');
-          return real.list(query);
+        messages: {
+          list: async (query) => {
+            calls += 1;
+            if (calls > failAfter) throw new Error('connection lost in the middle of a list');
+            return real.messages.list(query);
+          },
         },
       }),
       async (app) => {
-        const store = app.t.app.store;
+        const store = app.t.app.store.messages;
         const inputs = Array.from({ length: STREAM_BATCH_SIZE + 10 }, (_, i) => ({
           id: uuidv7(),
           room: 'general',

@@ -51,15 +51,15 @@ for (const engine of engines) {
             token: randomUUID(),
           };
           const outcomes = await Promise.allSettled(
-            inputs.map((m, i) => store.create(m, i === 15 ? unclaimed : undefined)),
+            inputs.map((m, i) => store.messages.create(m, i === 15 ? unclaimed : undefined)),
           );
           outcomes.forEach((o, i) => assert.equal(o.status, i === 15 ? 'rejected' : 'fulfilled'));
           const failure = (outcomes[15] as PromiseRejectedResult).reason;
           assert.ok(isAppError(failure) && failure.kind === ErrorKinds.storeUnavailable);
           for (const [i, m] of inputs.entries()) {
-            assert.equal((await store.get(m.id))?.id, i === 15 ? undefined : m.id);
+            assert.equal((await store.messages.get(m.id))?.id, i === 15 ? undefined : m.id);
           }
-          const changes = await store.changesSince(0, 1000);
+          const changes = await store.changes.since(0, 1000);
           assert.equal(changes.length, 29);
           assert.ok(!changes.some((c) => c.message.id === inputs[15]!.id));
         } finally {

@@ -1,6 +1,7 @@
 /**
- * Every promise of the MessageStore interface (src/messages/message-store.ts),
- * as one suite. Each engine's test file runs this same body, so the engines
+ * Every promise of the store seams (src/messages/store.ts and the concerns it
+ * names: message-store.ts, change-log.ts, idempotency-store.ts), as one
+ * suite. Each engine's test file runs this same body, so the engines
  * cannot drift apart. Every test gets a private, freshly migrated database.
  */
 import assert from 'node:assert/strict';
@@ -11,24 +12,22 @@ import { defaultConfig } from '../../src/config.ts';
 import { AppError, ErrorKinds, isAppError } from '../../src/errors.ts';
 import type { Message, NewMessage } from '../../src/messages/message.ts';
 import { messageJson } from '../../src/messages/message-json.ts';
-import type {
-  ClaimTiming,
-  IdempotencyClaim,
-  MessageStore,
-} from '../../src/messages/message-store.ts';
+import type { ClaimTiming, IdempotencyClaim } from '../../src/messages/idempotency-store.ts';
+import type { MessageStore } from '../../src/messages/message-store.ts';
+import type { Store } from '../../src/messages/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import type { Engine, TestDatabase } from '../support/engines.ts';
 import { skipUnless } from '../support/prerequisites.ts';
 
 const silent = { error: () => undefined };
 
-function openStore(url: string): MessageStore {
+function openStore(url: string): Store {
   return createStore(defaultConfig({ databaseUrl: url, logLevel: 'silent' }), silent);
 }
 
 async function withStore(
   engine: Engine,
-  fn: (store: MessageStore, db: TestDatabase) => Promise<void>,
+  fn: (store: Store, db: TestDatabase) => Promise<void>,
 ): Promise<void> {
   const db = await engine.createDatabase();
   const store = openStore(db.url);
@@ -50,10 +49,10 @@ function nextTime(): string {
 
 /** A list, parsed: the store answers each message's JSON text. */
 async function listed(
-  store: MessageStore,
+  store: Store,
   query: Parameters<MessageStore['list']>[0],
 ): Promise<Message[]> {
-  return (await store.list(query)).map((json) => JSON.parse(json) as Message);
+  return (await store.messages.list(query)).map((json) => JSON.parse(json) as Message);
 }
 
 function newMessage(overrides: Partial<NewMessage> = {}): NewMessage {
@@ -79,28 +78,28 @@ function timing(msAfterT0: number): ClaimTiming {
 const noCheck = () => undefined;
 
 export function messageStoreContract(engine: Engine): void {
-  describe(`MessageStore contract [${engine.name}]`, async () => {
+  describe(`Store contract [${engine.name}]`, async () => {
     const unavailable = await engine.unavailable();
     const skip = unavailable === false ? false : skipUnless(false, unavailable);
-    const test = (name: string, fn: (store: MessageStore, db: TestDatabase) => Promise<void>) =>
+    const test = (name: string, fn: (store: Store, db: TestDatabase) => Promise<void>) =>
       it(name, { skip }, () => withStore(engine, fn));
 
     describe('create and get', () => {
       test('create returns the stored message: version 1, updatedAt = createdAt', async (store) => {
         const input = newMessage({ room: 'r.1_x-Y', content: 'hé 👋\r\n\ttab' });
-        const created = await store.create(input);
+        const created = await store.messages.create(input);
         assert.deepEqual(created, { ...input, updatedAt: input.createdAt, version: 1 });
-        assert.deepEqual(await store.get(input.id), created);
+        assert.deepEqual(await store.messages.get(input.id), created);
       });
 
       test('get of an id that was never stored is undefined', async (store) => {
-        assert.equal(await store.get(uuidv7()), undefined);
+        assert.equal(await store.messages.get(uuidv7()), undefined);
       });
 
       test('times come back exactly as stored (UTC, milliseconds)', async (store) => {
         const input = newMessage({ createdAt: '2026-01-02T03:04:05.006Z' });
-        await store.create(input);
-        const got = await store.get(input.id);
+        await store.messages.create(input);
+        const got = await store.messages.get(input.id);
         assert.equal(got?.createdAt, '2026-01-02T03:04:05.006Z');
         assert.equal(got?.updatedAt, '2026-01-02T03:04:05.006Z');
       });
@@ -108,15 +107,15 @@ export function messageStoreContract(engine: Engine): void {
       test('content is stored exactly: NUL-free Unicode of any kind, 4000 code points', async (store) => {
         const content = 'e\u0301 \u00e9 \u200b \u2028 🏳️‍🌈 '.repeat(10) + '😀'.repeat(3800);
         const input = newMessage({ content });
-        await store.create(input);
-        assert.equal((await store.get(input.id))?.content, content);
+        await store.messages.create(input);
+        assert.equal((await store.messages.get(input.id))?.content, content);
       });
 
       test('creates in parallel all succeed, each with its own change', async (store) => {
         const inputs = Array.from({ length: 40 }, () => newMessage());
-        await Promise.all(inputs.map((m) => store.create(m)));
-        for (const m of inputs) assert.equal((await store.get(m.id))?.id, m.id);
-        const changes = await store.changesSince(0, 1000);
+        await Promise.all(inputs.map((m) => store.messages.create(m)));
+        for (const m of inputs) assert.equal((await store.messages.get(m.id))?.id, m.id);
+        const changes = await store.changes.since(0, 1000);
         assert.equal(changes.length, 40);
         assert.deepEqual(
           new Set(changes.map((c) => c.message.id)),
@@ -127,16 +126,16 @@ export function messageStoreContract(engine: Engine): void {
 
     describe('update', () => {
       test('stores new content: version + 1, updatedAt = now, other fields kept', async (store) => {
-        const created = await store.create(newMessage());
+        const created = await store.messages.create(newMessage());
         const now = nextTime();
-        const result = await store.update(created.id, 'edited', now, noCheck);
+        const result = await store.messages.update(created.id, 'edited', now, noCheck);
         const expected: Message = { ...created, content: 'edited', updatedAt: now, version: 2 };
         assert.deepEqual(result, { message: expected, changed: true });
-        assert.deepEqual(await store.get(created.id), expected);
+        assert.deepEqual(await store.messages.get(created.id), expected);
       });
 
       test('the check sees the current message and runs inside the transaction', async (store) => {
-        const created = await store.create(newMessage());
+        const created = await store.messages.create(newMessage());
         const seen: Message[] = [];
         // Two racing edits that each allow only version 1: if the check ran
         // outside the write's transaction, both could pass.
@@ -147,8 +146,8 @@ export function messageStoreContract(engine: Engine): void {
           }
         };
         const results = await Promise.allSettled([
-          store.update(created.id, 'first', nextTime(), onlyFromVersion1),
-          store.update(created.id, 'second', nextTime(), onlyFromVersion1),
+          store.messages.update(created.id, 'first', nextTime(), onlyFromVersion1),
+          store.messages.update(created.id, 'second', nextTime(), onlyFromVersion1),
         ]);
         const fulfilled = results.filter((r) => r.status === 'fulfilled');
         const rejected = results.filter((r) => r.status === 'rejected');
@@ -160,88 +159,92 @@ export function messageStoreContract(engine: Engine): void {
         );
         assert.deepEqual(seen[0], created);
         assert.equal(seen[1]?.version, 2, 'the second check saw the first edit');
-        assert.equal((await store.get(created.id))?.version, 2);
-        assert.equal((await store.changeLogBounds()).latest, 2);
+        assert.equal((await store.messages.get(created.id))?.version, 2);
+        assert.equal((await store.changes.bounds()).latest, 2);
       });
 
       test('a check that throws stops the write: nothing stored, no change, the error as thrown', async (store) => {
-        const created = await store.create(newMessage());
+        const created = await store.messages.create(newMessage());
         const refusal = new AppError(ErrorKinds.forbidden, 'no');
         await assert.rejects(
-          store.update(created.id, 'edited', nextTime(), () => {
+          store.messages.update(created.id, 'edited', nextTime(), () => {
             throw refusal;
           }),
           (error) => error === refusal,
         );
-        assert.deepEqual(await store.get(created.id), created);
-        assert.equal((await store.changeLogBounds()).latest, 1);
+        assert.deepEqual(await store.messages.get(created.id), created);
+        assert.equal((await store.changes.bounds()).latest, 1);
       });
 
       test('the same content changes nothing: changed false, no change row', async (store) => {
-        const created = await store.create(newMessage({ content: 'same' }));
-        const before = await store.changeLogBounds();
+        const created = await store.messages.create(newMessage({ content: 'same' }));
+        const before = await store.changes.bounds();
         let checked = 0;
-        const result = await store.update(created.id, 'same', nextTime(), () => {
+        const result = await store.messages.update(created.id, 'same', nextTime(), () => {
           checked += 1;
         });
         assert.deepEqual(result, { message: created, changed: false });
         assert.equal(checked, 1, 'the check still runs (403/409/412 apply to a no-op edit)');
-        assert.deepEqual(await store.get(created.id), created);
-        assert.deepEqual(await store.changeLogBounds(), before);
-        assert.equal((await store.changesSince(before.latest, 10)).length, 0);
+        assert.deepEqual(await store.messages.get(created.id), created);
+        assert.deepEqual(await store.changes.bounds(), before);
+        assert.equal((await store.changes.since(before.latest, 10)).length, 0);
       });
 
       test('an unknown id is undefined and the check never runs', async (store) => {
         let checked = false;
-        const result = await store.update(uuidv7(), 'x', nextTime(), () => {
+        const result = await store.messages.update(uuidv7(), 'x', nextTime(), () => {
           checked = true;
         });
         assert.equal(result, undefined);
         assert.equal(checked, false);
-        assert.equal((await store.changeLogBounds()).latest, 0);
+        assert.equal((await store.changes.bounds()).latest, 0);
       });
     });
 
     describe('delete', () => {
       test('returns the message as it was, then it is gone', async (store) => {
-        const created = await store.create(newMessage());
-        const edited = (await store.update(created.id, 'edited', nextTime(), noCheck))!.message;
-        const deleted = await store.delete(created.id, noCheck);
+        const created = await store.messages.create(newMessage());
+        const edited = (await store.messages.update(created.id, 'edited', nextTime(), noCheck))!
+          .message;
+        const deleted = await store.messages.delete(created.id, noCheck);
         assert.deepEqual(deleted, edited);
-        assert.equal(await store.get(created.id), undefined);
-        assert.equal(await store.delete(created.id, noCheck), undefined);
-        assert.equal(await store.update(created.id, 'again', nextTime(), noCheck), undefined);
+        assert.equal(await store.messages.get(created.id), undefined);
+        assert.equal(await store.messages.delete(created.id, noCheck), undefined);
+        assert.equal(
+          await store.messages.update(created.id, 'again', nextTime(), noCheck),
+          undefined,
+        );
         assert.deepEqual(await listed(store, { order: 'asc', limit: 10 }), []);
       });
 
       test('the check sees the current message; a throwing check keeps it', async (store) => {
-        const created = await store.create(newMessage());
+        const created = await store.messages.create(newMessage());
         let seen: Message | undefined;
         await assert.rejects(
-          store.delete(created.id, (current) => {
+          store.messages.delete(created.id, (current) => {
             seen = current;
             throw new AppError(ErrorKinds.preconditionFailed, 'stale');
           }),
           (error) => isAppError(error) && error.status === 412,
         );
         assert.deepEqual(seen, created);
-        assert.deepEqual(await store.get(created.id), created);
-        assert.equal((await store.changeLogBounds()).latest, 1);
+        assert.deepEqual(await store.messages.get(created.id), created);
+        assert.equal((await store.changes.bounds()).latest, 1);
       });
 
       test('an unknown id is undefined, with no change', async (store) => {
-        assert.equal(await store.delete(uuidv7(), noCheck), undefined);
-        assert.equal((await store.changeLogBounds()).latest, 0);
+        assert.equal(await store.messages.delete(uuidv7(), noCheck), undefined);
+        assert.equal((await store.changes.bounds()).latest, 0);
       });
     });
 
     describe('list (keyset on id)', () => {
       /** 10 messages in two rooms, in id order. */
-      async function seed(store: MessageStore): Promise<Message[]> {
+      async function seed(store: Store): Promise<Message[]> {
         const out: Message[] = [];
         for (let i = 0; i < 10; i += 1) {
           out.push(
-            await store.create(
+            await store.messages.create(
               newMessage({ room: i % 2 === 0 ? 'even' : 'odd', content: `m${i}` }),
             ),
           );
@@ -338,14 +341,20 @@ export function messageStoreContract(engine: Engine): void {
           'DEL \u007f is not a Cc escape in JSON',
         ];
         const created: Message[] = [];
-        for (const content of tricky) created.push(await store.create(newMessage({ content })));
-        const edited = (await store.update(created[1]!.id, 'edited \t "x"', nextTime(), noCheck))!;
+        for (const content of tricky)
+          created.push(await store.messages.create(newMessage({ content })));
+        const edited = (await store.messages.update(
+          created[1]!.id,
+          'edited \t "x"',
+          nextTime(),
+          noCheck,
+        ))!;
         created[1] = edited.message;
         assert.deepEqual(
-          await store.list({ order: 'asc', limit: 10 }),
+          await store.messages.list({ order: 'asc', limit: 10 }),
           created.map((m) => messageJson(m)),
         );
-        for (const m of created) assert.deepEqual(await store.get(m.id), m);
+        for (const m of created) assert.deepEqual(await store.messages.get(m.id), m);
       });
 
       test('returned ids are lowercase', async (store) => {
@@ -357,24 +366,25 @@ export function messageStoreContract(engine: Engine): void {
 
       test('id order is the order of creation (ids handed out in sequence)', async (store) => {
         const created: Message[] = [];
-        for (let i = 0; i < 30; i += 1) created.push(await store.create(newMessage()));
+        for (let i = 0; i < 30; i += 1) created.push(await store.messages.create(newMessage()));
         assert.deepEqual(ids(await listed(store, { order: 'asc', limit: 100 })), ids(created));
       });
     });
 
     describe('change log', () => {
       test('an empty log: latest 0, purgedThrough 0, no changes', async (store) => {
-        assert.deepEqual(await store.changeLogBounds(), { latest: 0, purgedThrough: 0 });
-        assert.deepEqual(await store.changesSince(0, 10), []);
+        assert.deepEqual(await store.changes.bounds(), { latest: 0, purgedThrough: 0 });
+        assert.deepEqual(await store.changes.since(0, 10), []);
       });
 
       test('one change per write, seq strictly increasing, carrying the message', async (store) => {
-        const created = await store.create(newMessage());
-        const updated = (await store.update(created.id, 'v2', nextTime(), noCheck))!.message;
-        await store.update(created.id, 'v2', nextTime(), noCheck); // no-op: no change
-        const deleted = (await store.delete(created.id, noCheck))!;
-        const other = await store.create(newMessage({ room: 'other' }));
-        const changes = await store.changesSince(0, 100);
+        const created = await store.messages.create(newMessage());
+        const updated = (await store.messages.update(created.id, 'v2', nextTime(), noCheck))!
+          .message;
+        await store.messages.update(created.id, 'v2', nextTime(), noCheck); // no-op: no change
+        const deleted = (await store.messages.delete(created.id, noCheck))!;
+        const other = await store.messages.create(newMessage({ room: 'other' }));
+        const changes = await store.changes.since(0, 100);
         assert.deepEqual(
           changes.map((c) => [c.kind, c.message]),
           [
@@ -387,30 +397,30 @@ export function messageStoreContract(engine: Engine): void {
         for (let i = 1; i < changes.length; i += 1) {
           assert.ok(changes[i]!.seq > changes[i - 1]!.seq, 'seq strictly increases');
         }
-        assert.equal((await store.changeLogBounds()).latest, changes.at(-1)!.seq);
+        assert.equal((await store.changes.bounds()).latest, changes.at(-1)!.seq);
       });
 
       test('changesSince: only seq > after, at most limit, in seq order', async (store) => {
-        for (let i = 0; i < 5; i += 1) await store.create(newMessage());
-        const all = await store.changesSince(0, 100);
+        for (let i = 0; i < 5; i += 1) await store.messages.create(newMessage());
+        const all = await store.changes.since(0, 100);
         assert.equal(all.length, 5);
         const seqs = all.map((c) => c.seq);
         assert.deepEqual(
-          (await store.changesSince(seqs[1]!, 2)).map((c) => c.seq),
+          (await store.changes.since(seqs[1]!, 2)).map((c) => c.seq),
           seqs.slice(2, 4),
         );
-        assert.deepEqual(await store.changesSince(seqs[4]!, 10), []);
+        assert.deepEqual(await store.changes.since(seqs[4]!, 10), []);
         assert.equal(typeof seqs[0], 'number');
       });
 
       test('a rolled-back write leaves no change and no gap in what readers see', async (store) => {
-        const created = await store.create(newMessage());
+        const created = await store.messages.create(newMessage());
         await assert.rejects(
-          store.update(created.id, 'x', nextTime(), () => {
+          store.messages.update(created.id, 'x', nextTime(), () => {
             throw new AppError(ErrorKinds.forbidden, 'no');
           }),
         );
-        const changes = await store.changesSince(0, 10);
+        const changes = await store.changes.since(0, 10);
         assert.deepEqual(
           changes.map((c) => c.kind),
           ['message.created'],
@@ -418,45 +428,45 @@ export function messageStoreContract(engine: Engine): void {
       });
 
       test('purge keeps the newest change and records purgedThrough', async (store) => {
-        for (let i = 0; i < 4; i += 1) await store.create(newMessage());
-        const before = await store.changesSince(0, 100);
+        for (let i = 0; i < 4; i += 1) await store.messages.create(newMessage());
+        const before = await store.changes.since(0, 100);
         const future = new Date(Date.now() + 3_600_000);
-        await store.purge(future, new Date(0));
-        const after = await store.changesSince(0, 100);
+        await store.changes.purge(future);
+        const after = await store.changes.since(0, 100);
         assert.deepEqual(after, [before.at(-1)]);
-        assert.deepEqual(await store.changeLogBounds(), {
+        assert.deepEqual(await store.changes.bounds(), {
           latest: before.at(-1)!.seq,
           purgedThrough: before.at(-2)!.seq,
         });
         // A second purge has nothing to do: the newest change stays.
-        await store.purge(future, new Date(0));
-        assert.deepEqual(await store.changesSince(0, 100), after);
-        assert.equal((await store.changeLogBounds()).purgedThrough, before.at(-2)!.seq);
+        await store.changes.purge(future);
+        assert.deepEqual(await store.changes.since(0, 100), after);
+        assert.equal((await store.changes.bounds()).purgedThrough, before.at(-2)!.seq);
         // Sequence numbers go on from where they were, never reused.
-        await store.create(newMessage());
-        const next = await store.changesSince(before.at(-1)!.seq, 10);
+        await store.messages.create(newMessage());
+        const next = await store.changes.since(before.at(-1)!.seq, 10);
         assert.equal(next.length, 1);
         assert.ok(next[0]!.seq > before.at(-1)!.seq);
       });
 
       test('purge with a cutoff in the past keeps every newer change', async (store) => {
-        for (let i = 0; i < 3; i += 1) await store.create(newMessage());
-        const before = await store.changesSince(0, 100);
-        await store.purge(new Date(Date.now() - 3_600_000), new Date(0));
-        assert.deepEqual(await store.changesSince(0, 100), before);
-        assert.equal((await store.changeLogBounds()).purgedThrough, 0);
+        for (let i = 0; i < 3; i += 1) await store.messages.create(newMessage());
+        const before = await store.changes.since(0, 100);
+        await store.changes.purge(new Date(Date.now() - 3_600_000));
+        assert.deepEqual(await store.changes.since(0, 100), before);
+        assert.equal((await store.changes.bounds()).purgedThrough, 0);
       });
     });
 
     describe('idempotency keys', () => {
       test('claim, then in flight, then the kept outcome replays', async (store) => {
         const first = claimOf('k1');
-        assert.deepEqual(await store.claimIdempotencyKey(first, timing(0)), { kind: 'claimed' });
-        assert.deepEqual(await store.claimIdempotencyKey(claimOf('k1'), timing(1)), {
+        assert.deepEqual(await store.idempotency.claim(first, timing(0)), { kind: 'claimed' });
+        assert.deepEqual(await store.idempotency.claim(claimOf('k1'), timing(1)), {
           kind: 'in-flight',
         });
-        await store.completeIdempotencyKey(first, { status: 400, body: '{"x":1}' });
-        assert.deepEqual(await store.claimIdempotencyKey(claimOf('k1'), timing(2)), {
+        await store.idempotency.complete(first, { status: 400, body: '{"x":1}' });
+        assert.deepEqual(await store.idempotency.claim(claimOf('k1'), timing(2)), {
           kind: 'replay',
           status: 400,
           body: '{"x":1}',
@@ -465,23 +475,23 @@ export function messageStoreContract(engine: Engine): void {
 
       test('a different request body is a mismatch, while in flight or kept', async (store) => {
         const first = claimOf('k', 'hash-a');
-        await store.claimIdempotencyKey(first, timing(0));
+        await store.idempotency.claim(first, timing(0));
         // In flight wins: the outcome of the first is not known yet.
         assert.equal(
-          (await store.claimIdempotencyKey(claimOf('k', 'hash-b'), timing(1))).kind,
+          (await store.idempotency.claim(claimOf('k', 'hash-b'), timing(1))).kind,
           'in-flight',
         );
-        await store.completeIdempotencyKey(first, { status: 201, body: '{}' });
-        assert.deepEqual(await store.claimIdempotencyKey(claimOf('k', 'hash-b'), timing(2)), {
+        await store.idempotency.complete(first, { status: 201, body: '{}' });
+        assert.deepEqual(await store.idempotency.claim(claimOf('k', 'hash-b'), timing(2)), {
           kind: 'mismatch',
         });
       });
 
       test('create with a claim keeps its 201 and the message atomically', async (store) => {
         const claim = claimOf('create-key');
-        await store.claimIdempotencyKey(claim, timing(0));
-        const created = await store.create(newMessage(), claim);
-        const outcome = await store.claimIdempotencyKey(claimOf('create-key'), timing(1));
+        await store.idempotency.claim(claim, timing(0));
+        const created = await store.messages.create(newMessage(), claim);
+        const outcome = await store.idempotency.claim(claimOf('create-key'), timing(1));
         assert.equal(outcome.kind, 'replay');
         assert.equal(outcome.kind === 'replay' && outcome.status, 201);
         assert.deepEqual(outcome.kind === 'replay' && JSON.parse(outcome.body), created);
@@ -489,42 +499,42 @@ export function messageStoreContract(engine: Engine): void {
 
       test('release frees the key; only the claim holder releases', async (store) => {
         const first = claimOf('k');
-        await store.claimIdempotencyKey(first, timing(0));
-        await store.releaseIdempotencyKey(claimOf('k')); // another token: no effect
-        assert.equal((await store.claimIdempotencyKey(claimOf('k'), timing(1))).kind, 'in-flight');
-        await store.releaseIdempotencyKey(first);
+        await store.idempotency.claim(first, timing(0));
+        await store.idempotency.release(claimOf('k')); // another token: no effect
+        assert.equal((await store.idempotency.claim(claimOf('k'), timing(1))).kind, 'in-flight');
+        await store.idempotency.release(first);
         assert.equal(
-          (await store.claimIdempotencyKey(claimOf('k', 'hash-b'), timing(2))).kind,
+          (await store.idempotency.claim(claimOf('k', 'hash-b'), timing(2))).kind,
           'claimed',
         );
       });
 
       test('release does not forget a kept outcome', async (store) => {
         const first = claimOf('k');
-        await store.claimIdempotencyKey(first, timing(0));
-        await store.completeIdempotencyKey(first, { status: 201, body: '{}' });
-        await store.releaseIdempotencyKey(first);
-        assert.equal((await store.claimIdempotencyKey(claimOf('k'), timing(1))).kind, 'replay');
+        await store.idempotency.claim(first, timing(0));
+        await store.idempotency.complete(first, { status: 201, body: '{}' });
+        await store.idempotency.release(first);
+        assert.equal((await store.idempotency.claim(claimOf('k'), timing(1))).kind, 'replay');
       });
 
       test('an abandoned in-flight claim expires after inFlightMs and may be taken over', async (store) => {
         const crashed = claimOf('k');
-        await store.claimIdempotencyKey(crashed, timing(0));
+        await store.idempotency.claim(crashed, timing(0));
         assert.equal(
-          (await store.claimIdempotencyKey(claimOf('k'), timing(29_999))).kind,
+          (await store.idempotency.claim(claimOf('k'), timing(29_999))).kind,
           'in-flight',
         );
         const successor = claimOf('k', 'hash-b');
-        assert.equal((await store.claimIdempotencyKey(successor, timing(30_000))).kind, 'claimed');
+        assert.equal((await store.idempotency.claim(successor, timing(30_000))).kind, 'claimed');
         // The old owner can no longer complete or release it.
-        await store.completeIdempotencyKey(crashed, { status: 201, body: '"old"' });
-        await store.releaseIdempotencyKey(crashed);
+        await store.idempotency.complete(crashed, { status: 201, body: '"old"' });
+        await store.idempotency.release(crashed);
         assert.equal(
-          (await store.claimIdempotencyKey(claimOf('k', 'hash-b'), timing(30_001))).kind,
+          (await store.idempotency.claim(claimOf('k', 'hash-b'), timing(30_001))).kind,
           'in-flight',
         );
-        await store.completeIdempotencyKey(successor, { status: 201, body: '"new"' });
-        assert.deepEqual(await store.claimIdempotencyKey(claimOf('k', 'hash-b'), timing(30_002)), {
+        await store.idempotency.complete(successor, { status: 201, body: '"new"' });
+        assert.deepEqual(await store.idempotency.claim(claimOf('k', 'hash-b'), timing(30_002)), {
           kind: 'replay',
           status: 201,
           body: '"new"',
@@ -533,35 +543,32 @@ export function messageStoreContract(engine: Engine): void {
 
       test('a kept outcome lives ttlMs, then the key is free again', async (store) => {
         const first = claimOf('k');
-        await store.claimIdempotencyKey(first, timing(0));
-        await store.completeIdempotencyKey(first, { status: 201, body: '{}' });
+        await store.idempotency.claim(first, timing(0));
+        await store.idempotency.complete(first, { status: 201, body: '{}' });
         const day = 86_400_000;
+        assert.equal((await store.idempotency.claim(claimOf('k'), timing(day - 1))).kind, 'replay');
         assert.equal(
-          (await store.claimIdempotencyKey(claimOf('k'), timing(day - 1))).kind,
-          'replay',
-        );
-        assert.equal(
-          (await store.claimIdempotencyKey(claimOf('k', 'hash-b'), timing(day))).kind,
+          (await store.idempotency.claim(claimOf('k', 'hash-b'), timing(day))).kind,
           'claimed',
         );
       });
 
       test('keys are scoped: the same key in another scope is another key', async (store) => {
         const alice = claimOf('k', 'hash-a', 'alice');
-        await store.claimIdempotencyKey(alice, timing(0));
+        await store.idempotency.claim(alice, timing(0));
         assert.equal(
-          (await store.claimIdempotencyKey(claimOf('k', 'hash-a', 'bob'), timing(1))).kind,
+          (await store.idempotency.claim(claimOf('k', 'hash-a', 'bob'), timing(1))).kind,
           'claimed',
         );
         assert.equal(
-          (await store.claimIdempotencyKey(claimOf('k', 'hash-a', ''), timing(1))).kind,
+          (await store.idempotency.claim(claimOf('k', 'hash-a', ''), timing(1))).kind,
           'claimed',
         );
       });
 
       test('racing claims of one key: exactly one is claimed', async (store) => {
         const outcomes = await Promise.all(
-          Array.from({ length: 8 }, () => store.claimIdempotencyKey(claimOf('race'), timing(0))),
+          Array.from({ length: 8 }, () => store.idempotency.claim(claimOf('race'), timing(0))),
         );
         assert.equal(outcomes.filter((o) => o.kind === 'claimed').length, 1);
         assert.equal(outcomes.filter((o) => o.kind === 'in-flight').length, 7);
@@ -570,45 +577,45 @@ export function messageStoreContract(engine: Engine): void {
       test('purge forgets outcomes claimed before the cutoff, keeps newer ones', async (store) => {
         const old = claimOf('old');
         const recent = claimOf('recent');
-        await store.claimIdempotencyKey(old, timing(0));
-        await store.completeIdempotencyKey(old, { status: 201, body: '{}' });
-        await store.claimIdempotencyKey(recent, timing(60_000));
-        await store.completeIdempotencyKey(recent, { status: 201, body: '{}' });
-        await store.purge(new Date(0), new Date(T0.getTime() + 30_000));
+        await store.idempotency.claim(old, timing(0));
+        await store.idempotency.complete(old, { status: 201, body: '{}' });
+        await store.idempotency.claim(recent, timing(60_000));
+        await store.idempotency.complete(recent, { status: 201, body: '{}' });
+        await store.idempotency.purge(new Date(T0.getTime() + 30_000));
         // With a year of ttl only the purge can explain a free key.
         const long = { ...timing(61_000), ttlMs: 365 * 86_400_000 };
         assert.equal(
-          (await store.claimIdempotencyKey(claimOf('old', 'hash-b'), long)).kind,
+          (await store.idempotency.claim(claimOf('old', 'hash-b'), long)).kind,
           'claimed',
         );
-        assert.equal((await store.claimIdempotencyKey(claimOf('recent'), long)).kind, 'replay');
+        assert.equal((await store.idempotency.claim(claimOf('recent'), long)).kind, 'replay');
       });
 
       test('keys of 255 printable ASCII characters, quotes and backslashes included', async (store) => {
         const key = ' !"#$%&\'()*+,-./\\:;<=>?@[]^_`{|}~'.padEnd(255, 'z');
         const claim = claimOf(key);
-        assert.equal((await store.claimIdempotencyKey(claim, timing(0))).kind, 'claimed');
-        await store.completeIdempotencyKey(claim, { status: 201, body: '{}' });
-        assert.equal((await store.claimIdempotencyKey(claimOf(key), timing(1))).kind, 'replay');
+        assert.equal((await store.idempotency.claim(claim, timing(0))).kind, 'claimed');
+        await store.idempotency.complete(claim, { status: 201, body: '{}' });
+        assert.equal((await store.idempotency.claim(claimOf(key), timing(1))).kind, 'replay');
       });
     });
 
     describe('lifecycle', () => {
       test('migrate() again is a no-op that keeps the data', async (store) => {
-        const created = await store.create(newMessage());
+        const created = await store.messages.create(newMessage());
         await store.migrate();
         await store.migrate();
-        assert.deepEqual(await store.get(created.id), created);
-        assert.equal((await store.changeLogBounds()).latest, 1);
+        assert.deepEqual(await store.messages.get(created.id), created);
+        assert.equal((await store.changes.bounds()).latest, 1);
       });
 
       test('a second store on the same database sees the data after its migrate()', async (store, db) => {
-        const created = await store.create(newMessage());
+        const created = await store.messages.create(newMessage());
         if (engine.name === 'sqlite') await store.close(); // a SQLite file belongs to one process
         const again = openStore(db.url);
         try {
           await again.migrate();
-          assert.deepEqual(await again.get(created.id), created);
+          assert.deepEqual(await again.messages.get(created.id), created);
         } finally {
           await again.close();
         }
@@ -649,8 +656,8 @@ export function messageStoreContract(engine: Engine): void {
                 stores.map(() => 'fulfilled'),
                 JSON.stringify(results.filter((r) => r.status === 'rejected')),
               );
-              const created = await stores[0]!.create(newMessage());
-              for (const s of stores) assert.deepEqual(await s.get(created.id), created);
+              const created = await stores[0]!.messages.create(newMessage());
+              for (const s of stores) assert.deepEqual(await s.messages.get(created.id), created);
             } finally {
               await Promise.all(stores.map((s) => s.close()));
               await db.cleanup();
@@ -663,7 +670,7 @@ export function messageStoreContract(engine: Engine): void {
           await other.migrate();
           let woken = 0;
           let resolveWake: () => void = () => undefined;
-          const stop = other.watchChanges(() => {
+          const stop = other.changes.watch(() => {
             woken += 1;
             resolveWake();
           });
@@ -677,11 +684,11 @@ export function messageStoreContract(engine: Engine): void {
             const woke = new Promise<void>((resolve) => {
               resolveWake = resolve;
             });
-            const created = await store.create(newMessage());
+            const created = await store.messages.create(newMessage());
             await woke;
             assert.ok(woken > wokenBefore);
             assert.deepEqual(
-              (await other.changesSince(0, 10)).map((c) => c.message),
+              (await other.changes.since(0, 10)).map((c) => c.message),
               [created],
             );
           } finally {

@@ -45,15 +45,18 @@ test('a version 1 database with messages migrates to the latest schema, keeping 
   try {
     await store.migrate();
     // The upgrade writes each message's stored JSON: exactly messageJson's bytes.
-    assert.deepEqual(await store.list({ order: 'asc', limit: 100 }), messages.map(messageJson));
     assert.deepEqual(
-      await store.list({ order: 'desc', limit: 100, room: 'odd' }),
+      await store.messages.list({ order: 'asc', limit: 100 }),
+      messages.map(messageJson),
+    );
+    assert.deepEqual(
+      await store.messages.list({ order: 'desc', limit: 100, room: 'odd' }),
       messages
         .filter((m) => m.room === 'odd')
         .reverse()
         .map(messageJson),
     );
-    assert.deepEqual(await store.get(messages[7]!.id), messages[7]);
+    assert.deepEqual(await store.messages.get(messages[7]!.id), messages[7]);
   } finally {
     await store.close();
   }

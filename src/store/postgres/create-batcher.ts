@@ -13,7 +13,7 @@
  * each of its requests gets the error it would have got alone.
  */
 
-import { CLAIM_LOST } from './postgres-errors.ts';
+import { CLAIM_LOST } from './errors.ts';
 
 /** The parameters of one create_message() call. */
 export type CreateRow = readonly unknown[];

@@ -1,24 +1,17 @@
-/** MessageStore over PostgreSQL through a node-postgres pool; many instances may share one database. */
+/**
+ * The PostgreSQL store, through a node-postgres pool; many instances may
+ * share one database. This object owns the pool and ties the concerns
+ * together (messages.ts, changes.ts, idempotency.ts); they share it through
+ * a PostgresSession.
+ */
 import pg from 'pg';
-import { AppError, ErrorKinds } from '../../errors.ts';
-import type { Change, ChangeKind } from '../../messages/change.ts';
-import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
-import { messageJson } from '../../messages/message-json.ts';
-import type {
-  ChangeLogBounds,
-  ClaimOutcome,
-  ClaimTiming,
-  IdempotencyClaim,
-  MessageStore,
-  StoredResponse,
-  WriteCheck,
-} from '../../messages/message-store.ts';
-import { listStatement, MESSAGE_COLUMNS } from './list-sql.ts';
+import type { Store } from '../../messages/store.ts';
+import { notMigrated, storeUnavailable } from '../../messages/store-errors.ts';
+import { PostgresChangeLog } from './changes.ts';
+import { isConnectionLost, toStoreError } from './errors.ts';
+import { PostgresIdempotency } from './idempotency.ts';
+import { PostgresMessages } from './messages.ts';
 import { postgresMigrations } from './migrations.ts';
-import { ChangeListener } from './change-listener.ts';
-import { CreateBatcher } from './create-batcher.ts';
-import { ReadBatcher } from './read-batcher.ts';
-import { isConnectionLost, toStoreError, unavailable } from './postgres-errors.ts';
 
 export interface PostgresStoreOptions {
   readonly url: string;
@@ -26,6 +19,16 @@ export interface PostgresStoreOptions {
   readonly timeoutMs: number;
   /** Errors of idle connections: logged, never thrown. */
   readonly onBackgroundError: (error: Error) => void;
+}
+
+/** What the concerns share: the pool, and the store timeout around each operation. */
+export interface PostgresSession {
+  /** One statement on any connection of the pool, within the store timeout; rows as they come. */
+  query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<R[]>;
+  /** `work` in one transaction on one connection, within the store timeout; rolled back if it throws. */
+  transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
+  /** `operation`, or a 503 once the store timeout has passed (see #withDeadline). */
+  withDeadline<T>(operation: () => Promise<T>): Promise<T>;
 }
 
 const MIGRATION_LOCK = "hashtext('message-service.migrations')";
@@ -50,57 +53,43 @@ export function connectionConfig(url: string, poolSize: number, timeoutMs: numbe
   };
 }
 
-export class PostgresStore implements MessageStore {
+export class PostgresStore implements Store {
   readonly engine = 'postgres';
+  readonly messages: PostgresMessages;
+  readonly changes: PostgresChangeLog;
+  readonly idempotency: PostgresIdempotency;
   readonly #pool: pg.Pool;
-  readonly #config: pg.PoolConfig;
   readonly #schema: string | null;
-  readonly #onBackgroundError: (error: Error) => void;
   readonly #timeoutMs: number;
   #migrated = false;
-  readonly #listeners = new Set<ChangeListener>();
-  /** Group commit: creates that arrive while one is committing share the next transaction. */
-  readonly #creates = new CreateBatcher({
-    one: async (row) => {
-      await this.#query(
-        'create-message',
-        'SELECT create_message($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-        [...row],
-      );
-    },
-    many: async (rows) => {
-      await this.#query(
-        'create-messages',
-        `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
-           $6::text[], $7::text[], $8::text[], $9::text[])`,
-        Array.from({ length: 9 }, (_, column) => rows.map((row) => row[column])),
-      );
-    },
-  });
-
-  /** Gets asked for in one turn of the event loop share one query (see read-batcher.ts). */
-  readonly #gets = new ReadBatcher<Message>((ids) =>
-    this.#query<Message>(
-      'get-messages',
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ANY($1::uuid[])`,
-      [ids],
-    ),
-  );
 
   constructor(options: PostgresStoreOptions) {
-    this.#config = connectionConfig(options.url, options.poolSize, options.timeoutMs);
+    const config = connectionConfig(options.url, options.poolSize, options.timeoutMs);
     this.#schema = new URL(options.url).searchParams.get('schema');
-    this.#onBackgroundError = options.onBackgroundError;
     this.#timeoutMs = options.timeoutMs;
-    this.#pool = new pg.Pool(this.#config);
+    this.#pool = new pg.Pool(config);
     this.#pool.on('error', (error) => options.onBackgroundError(error));
+    const session: PostgresSession = {
+      query: <R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) =>
+        this.#query<R>(name, text, values),
+      transaction: <T>(work: (client: pg.PoolClient) => Promise<T>) =>
+        this.#withDeadline(() => this.#runTransaction(work)),
+      withDeadline: <T>(operation: () => Promise<T>) => this.#withDeadline(operation),
+    };
+    this.messages = new PostgresMessages(session);
+    this.changes = new PostgresChangeLog(session, {
+      config,
+      schema: this.#schema,
+      onError: options.onBackgroundError,
+    });
+    this.idempotency = new PostgresIdempotency(session);
   }
 
   async migrate(): Promise<void> {
     const client = await this.#connect();
     let broken: Error | undefined;
     const onError = (error: Error) => {
-      broken ??= error; // see #transaction: a checked-out client's errors are ours to catch
+      broken ??= error; // see #runTransaction: a checked-out client's errors are ours to catch
     };
     client.on('error', onError);
     try {
@@ -143,252 +132,15 @@ export class PostgresStore implements MessageStore {
     }
   }
 
-  async create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
-    const stored: Message = { ...message, updatedAt: message.createdAt, version: 1 };
-    // The deadline counts the wait for the batch ahead too (a hung batch holds the next one).
-    await this.#withDeadline(() =>
-      this.#creates.submit([
-        stored.id,
-        stored.room,
-        stored.author,
-        stored.content,
-        stored.createdAt,
-        messageJson(stored),
-        claim?.scope ?? null,
-        claim?.key ?? null,
-        claim?.token ?? null,
-      ]),
-    );
-    return stored;
-  }
-
-  get(id: string): Promise<Message | undefined> {
-    return this.#gets.get(id);
-  }
-
-  update(
-    id: string,
-    content: string,
-    now: string,
-    check: WriteCheck,
-  ): Promise<{ message: Message; changed: boolean } | undefined> {
-    return this.#transaction(async (client) => {
-      const current = await this.#lockMessage(client, id);
-      if (current === undefined) return undefined;
-      check(current);
-      if (current.content === content) return { message: current, changed: false };
-      const updated: Message = {
-        ...current,
-        content,
-        updatedAt: now,
-        version: current.version + 1,
-      };
-      const json = messageJson(updated);
-      await client.query({
-        name: 'update-message',
-        text: 'UPDATE messages SET content = $2, updated_at = $3, version = $4, body = $5 WHERE id = $1',
-        values: [id, content, now, updated.version, json],
-      });
-      await this.#appendChange(client, 'message.updated', updated.room, json);
-      return { message: updated, changed: true };
-    });
-  }
-
-  delete(id: string, check: WriteCheck): Promise<Message | undefined> {
-    return this.#transaction(async (client) => {
-      const current = await this.#lockMessage(client, id);
-      if (current === undefined) return undefined;
-      check(current);
-      await client.query({
-        name: 'delete-message',
-        text: 'DELETE FROM messages WHERE id = $1',
-        values: [id],
-      });
-      await this.#appendChange(client, 'message.deleted', current.room, messageJson(current));
-      return current;
-    });
-  }
-
-  async list(query: ListQuery & { readonly limit: number }): Promise<string[]> {
-    const statement = listStatement(query);
-    const rows = await this.#query<{ id: string; body: string }>(
-      statement.name,
-      statement.text,
-      statement.values,
-    );
-    if (statement.sortHere) {
-      rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      if (query.order === 'desc') rows.reverse();
-    }
-    return rows.slice(0, query.limit).map((row) => row.body);
-  }
-
-  async changeLogBounds(): Promise<ChangeLogBounds> {
-    const rows = await this.#query<{ latest: string; purged_through: string }>(
-      'change-log-bounds',
-      `SELECT COALESCE((SELECT max(seq) FROM changes), m.purged_through) AS latest, m.purged_through
-       FROM change_log_meta m WHERE m.id = 1`,
-      [],
-    );
-    const row = rows[0]!;
-    return { latest: Number(row.latest), purgedThrough: Number(row.purged_through) };
-  }
-
-  async changesSince(after: number, limit: number): Promise<Change[]> {
-    const rows = await this.#query<{ seq: string; kind: ChangeKind; message: string }>(
-      'changes-since',
-      'SELECT seq, kind, message FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2',
-      [after, limit],
-    );
-    return rows.map((row) => ({
-      seq: Number(row.seq),
-      kind: row.kind,
-      message: JSON.parse(row.message) as Message,
-    }));
-  }
-
-  claimIdempotencyKey(claim: IdempotencyClaim, timing: ClaimTiming): Promise<ClaimOutcome> {
-    return this.#transaction(async (client): Promise<ClaimOutcome> => {
-      const now = timing.now.toISOString();
-      const inserted = await client.query({
-        name: 'insert-claim',
-        text: `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, claimed_at)
-               VALUES ($1, $2, $3, $4, 'pending', $5) ON CONFLICT DO NOTHING`,
-        values: [claim.scope, claim.key, claim.requestHash, claim.token, now],
-      });
-      if (inserted.rowCount === 1) return { kind: 'claimed' };
-      const { rows } = await client.query<{
-        request_hash: string;
-        state: 'pending' | 'done';
-        status: number | null;
-        response: string | null;
-        claimed_ms: string;
-      }>({
-        name: 'lock-claim',
-        text: `SELECT request_hash, state, status, response,
-                 (extract(epoch FROM claimed_at) * 1000)::bigint AS claimed_ms
-               FROM idempotency_keys WHERE scope = $1 AND key = $2 FOR UPDATE`,
-        values: [claim.scope, claim.key],
-      });
-      const row = rows[0];
-      const claimedMs = row === undefined ? 0 : Number(row.claimed_ms);
-      const nowMs = timing.now.getTime();
-      const expired =
-        row === undefined ||
-        (row.state === 'pending'
-          ? claimedMs + timing.inFlightMs <= nowMs
-          : claimedMs + timing.ttlMs <= nowMs);
-      if (expired) {
-        await client.query({
-          name: 'take-over-claim',
-          text: `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, claimed_at)
-                 VALUES ($1, $2, $3, $4, 'pending', $5)
-                 ON CONFLICT (scope, key) DO UPDATE SET request_hash = EXCLUDED.request_hash,
-                   token = EXCLUDED.token, state = 'pending', status = NULL, response = NULL,
-                   claimed_at = EXCLUDED.claimed_at`,
-          values: [claim.scope, claim.key, claim.requestHash, claim.token, now],
-        });
-        return { kind: 'claimed' };
-      }
-      if (row.state === 'pending') return { kind: 'in-flight' };
-      if (row.request_hash !== claim.requestHash) return { kind: 'mismatch' };
-      return { kind: 'replay', status: row.status ?? 500, body: row.response ?? '' };
-    });
-  }
-
-  async completeIdempotencyKey(claim: IdempotencyClaim, response: StoredResponse): Promise<void> {
-    await this.#query(
-      'complete-claim',
-      `UPDATE idempotency_keys SET state = 'done', status = $4, response = $5
-       WHERE scope = $1 AND key = $2 AND token = $3`,
-      [claim.scope, claim.key, claim.token, response.status, response.body],
-    );
-  }
-
-  async releaseIdempotencyKey(claim: IdempotencyClaim): Promise<void> {
-    await this.#query(
-      'release-claim',
-      `DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND token = $3 AND state = 'pending'`,
-      [claim.scope, claim.key, claim.token],
-    );
-  }
-
-  async purge(changesBefore: Date, idempotencyBefore: Date): Promise<void> {
-    await this.#transaction(async (client) => {
-      // The newest change is always kept, so the latest sequence survives any purge.
-      const { rows } = await client.query<{ through: string | null }>(
-        `SELECT max(seq) AS through FROM changes
-         WHERE created_at < $1 AND seq < (SELECT max(seq) FROM changes)`,
-        [changesBefore.toISOString()],
-      );
-      const through = rows[0]?.through ?? null;
-      if (through !== null) {
-        await client.query('DELETE FROM changes WHERE seq <= $1', [through]);
-        await client.query(
-          'UPDATE change_log_meta SET purged_through = GREATEST(purged_through, $1) WHERE id = 1',
-          [through],
-        );
-      }
-      await client.query('DELETE FROM idempotency_keys WHERE claimed_at < $1', [
-        idempotencyBefore.toISOString(),
-      ]);
-    });
-  }
-
   async ping(): Promise<void> {
-    if (!this.#migrated) {
-      throw new AppError(ErrorKinds.storeUnavailable, 'Migrations are not applied yet.');
-    }
+    if (!this.#migrated) throw notMigrated();
     await this.#query('ping', 'SELECT 1', []);
   }
 
-  /**
-   * Calls `wake` whenever any instance commits a change (LISTEN on a dedicated
-   * connection outside the pool), and after every reconnect, since
-   * notifications sent while disconnected are lost: the log is the truth.
-   */
-  watchChanges(wake: () => void): () => Promise<void> {
-    const listener = new ChangeListener({
-      config: this.#config,
-      channel: 'message_changes',
-      prefix: `${this.#schema ?? 'public'}:`,
-      wake,
-      onError: this.#onBackgroundError,
-    });
-    this.#listeners.add(listener);
-    listener.start();
-    return async () => {
-      this.#listeners.delete(listener);
-      await listener.stop();
-    };
-  }
-
   async close(): Promise<void> {
-    await Promise.all([...this.#listeners].map((l) => l.stop()));
+    await this.changes.stopWatching();
     // A second close (a second signal during shutdown) is a no-op, as on SQLite.
     if (!this.#pool.ended) await this.#pool.end();
-  }
-
-  async #lockMessage(client: pg.PoolClient, id: string): Promise<Message | undefined> {
-    const { rows } = await client.query<Message>({
-      name: 'lock-message',
-      text: `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1 FOR UPDATE`,
-      values: [id],
-    });
-    return rows[0];
-  }
-
-  async #appendChange(
-    client: pg.PoolClient,
-    kind: ChangeKind,
-    room: string,
-    json: string,
-  ): Promise<void> {
-    await client.query({
-      name: 'append-change',
-      text: 'SELECT append_change($1, $2, $3)',
-      values: [kind, room, json],
-    });
   }
 
   async #connect(): Promise<pg.PoolClient> {
@@ -425,15 +177,11 @@ export class PostgresStore implements MessageStore {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(unavailable(new Error('store operation timed out'))),
+        () => reject(storeUnavailable(new Error('store operation timed out'))),
         this.#timeoutMs,
       );
     });
     return Promise.race([operation(), deadline]).finally(() => clearTimeout(timer));
-  }
-
-  #transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    return this.#withDeadline(() => this.#runTransaction(work));
   }
 
   async #runTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {

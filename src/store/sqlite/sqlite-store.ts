@@ -1,24 +1,22 @@
-/** MessageStore over better-sqlite3: one file, one process, WAL, group commit. */
+/**
+ * The SQLite store: one file, one process, WAL, group commit. This object
+ * owns the connection and ties the concerns together (messages.ts,
+ * changes.ts, idempotency.ts); they share it through a SqliteSession.
+ */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database, { type Statement } from 'better-sqlite3';
 import type { SqliteSynchronous } from '../../config.ts';
-import { AppError, ErrorKinds } from '../../errors.ts';
-import type { Change, ChangeKind } from '../../messages/change.ts';
-import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
-import { messageJson } from '../../messages/message-json.ts';
-import type {
-  ChangeLogBounds,
-  ClaimOutcome,
-  ClaimTiming,
-  IdempotencyClaim,
-  MessageStore,
-  StoredResponse,
-  WriteCheck,
-} from '../../messages/message-store.ts';
-import { listStatement, MESSAGE_COLUMNS } from './list-sql.ts';
+import type { ChangeLog } from '../../messages/change-log.ts';
+import type { IdempotencyStore } from '../../messages/idempotency-store.ts';
+import type { MessageStore } from '../../messages/message-store.ts';
+import type { Store } from '../../messages/store.ts';
+import { notMigrated } from '../../messages/store-errors.ts';
+import { SqliteChangeLog } from './changes.ts';
+import { toStoreError } from './errors.ts';
+import { SqliteIdempotency } from './idempotency.ts';
+import { SqliteMessages } from './messages.ts';
 import { sqliteMigrations } from './migrations.ts';
-import { toStoreError } from './sqlite-errors.ts';
 import { WalSync } from './wal-sync.ts';
 import { WriteBatcher } from './write-batcher.ts';
 
@@ -28,44 +26,29 @@ export interface SqliteStoreOptions {
   readonly synchronous: SqliteSynchronous;
 }
 
-/**
- * Message rows are read as arrays (`.raw()`) and built here with one object
- * literal: better-sqlite3's row objects cost about twice as much per row
- * (measured on the list stream), and every message gets the same shape.
- */
-type MessageRow = [string, string, string, string, string, string, number];
-function toMessage(row: MessageRow): Message {
-  return {
-    id: row[0],
-    room: row[1],
-    author: row[2],
-    content: row[3],
-    createdAt: row[4],
-    updatedAt: row[5],
-    version: row[6],
-  };
+/** What the concerns share: the one connection, its read snapshot, and the group commit. */
+export interface SqliteSession {
+  readonly db: Database.Database;
+  /** Call right before a read: the read joins this turn's read transaction (see #snapshot). */
+  readonly snapshot: () => void;
+  /** Runs `write` inside a group transaction; resolves once that commit is durable. */
+  write<T>(write: () => T): Promise<T>;
 }
 
-function readMessage(statement: Statement, id: string): Message | undefined {
-  const row = statement.get(id) as MessageRow | undefined;
-  return row === undefined ? undefined : toMessage(row);
+interface Concerns {
+  readonly messages: SqliteMessages;
+  readonly changes: SqliteChangeLog;
+  readonly idempotency: SqliteIdempotency;
 }
 
-interface IdempotencyRow {
-  request_hash: string;
-  token: string;
-  state: 'pending' | 'done';
-  status: number | null;
-  response: string | null;
-  claimed_at: number;
-}
-
-export class SqliteStore implements MessageStore {
+export class SqliteStore implements Store {
   readonly engine = 'sqlite';
   readonly #db: Database.Database;
   readonly #batcher: WriteBatcher;
-  #statements: ReturnType<typeof prepareStatements> | undefined;
-  readonly #listStatements = new Map<string, Statement>();
+  readonly #session: SqliteSession;
+  /** Built by migrate(): their statements need the tables. */
+  #concerns: Concerns | undefined;
+  readonly #ping: Statement;
   readonly #beginRead: Statement;
   readonly #endReadStatement: Statement;
   #readOpen = false;
@@ -73,12 +56,6 @@ export class SqliteStore implements MessageStore {
   /** synchronous=full on a file: commits are made durable by #walSync, off the event loop. */
   readonly #syncWal: boolean;
   #walSync: WalSync | undefined;
-  /**
-   * The last change known to be on disk. Readers of the change log (the
-   * event stream, Event-Seq) see no further, so no one is told of a change
-   * that a power loss could still take back and give its number to another.
-   */
-  #durableSeq = Number.MAX_SAFE_INTEGER;
 
   constructor(options: SqliteStoreOptions) {
     if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
@@ -92,6 +69,7 @@ export class SqliteStore implements MessageStore {
       `synchronous = ${this.#syncWal ? 'NORMAL' : options.synchronous.toUpperCase()}`,
     );
     this.#db.pragma('busy_timeout = 5000');
+    this.#ping = this.#db.prepare('SELECT 1');
     this.#beginRead = this.#db.prepare('BEGIN');
     this.#endReadStatement = this.#db.prepare('COMMIT');
     this.#batcher = new WriteBatcher(this.#db, {
@@ -99,6 +77,23 @@ export class SqliteStore implements MessageStore {
       beforeTransaction: this.#endRead,
       afterCommit: () => this.#makeDurable(),
     });
+    this.#session = {
+      db: this.#db,
+      snapshot: this.#snapshot,
+      write: this.#batcher.submit.bind(this.#batcher),
+    };
+  }
+
+  get messages(): MessageStore {
+    return this.#ready().messages;
+  }
+
+  get changes(): ChangeLog {
+    return this.#ready().changes;
+  }
+
+  get idempotency(): IdempotencyStore {
+    return this.#ready().idempotency;
   }
 
   async migrate(): Promise<void> {
@@ -120,207 +115,19 @@ export class SqliteStore implements MessageStore {
         })
         .immediate();
     }
-    // A SQLite file belongs to one process, so a claim still pending at start was left by a
-    // process that died mid-request: free it now rather than make its client's retry wait
-    // (409) for the in-flight expiry.
-    this.#db.prepare("DELETE FROM idempotency_keys WHERE state = 'pending'").run();
-    this.#statements = prepareStatements(this.#db);
+    this.#concerns ??= concernsOf(this.#session);
+    const { changes, idempotency } = this.#concerns;
+    idempotency.freeAbandoned();
     if (this.#syncWal && this.#walSync === undefined) {
       this.#walSync = new WalSync(this.#filename);
-      this.#durableSeq = (this.#statements.latestChange.get() as number | undefined) ?? 0;
+      changes.trackDurability();
     }
-  }
-
-  /** After a group commit: undefined when it is durable already, else a flush of the log. */
-  #makeDurable(): Promise<void> | undefined {
-    const walSync = this.#walSync;
-    if (walSync === undefined) return undefined;
-    const seq = (this.#ready().latestChange.get() as number | undefined) ?? 0;
-    return walSync.flush().then(() => {
-      if (seq > this.#durableSeq) this.#durableSeq = seq;
-    });
-  }
-
-  create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
-    const s = this.#ready();
-    const stored: Message = { ...message, updatedAt: message.createdAt, version: 1 };
-    return this.#batcher.submit(() => {
-      const json = messageJson(stored);
-      s.insertMessage.run(
-        stored.id,
-        stored.room,
-        stored.author,
-        stored.content,
-        stored.createdAt,
-        stored.updatedAt,
-        stored.version,
-        json,
-      );
-      this.#appendChange('message.created', stored.room, json);
-      // A create commits only while its claim is held (as on PostgreSQL): one whose claim was
-      // freed or taken over meanwhile must not store a second copy of the retried message.
-      if (
-        claim !== undefined &&
-        s.completeClaim.run({ ...claim, status: 201, response: json }).changes === 0
-      ) {
-        throw new AppError(ErrorKinds.storeUnavailable, 'The Idempotency-Key claim was lost.', {
-          headers: { 'retry-after': '1' },
-        });
-      }
-      return stored;
-    });
-  }
-
-  async get(id: string): Promise<Message | undefined> {
-    try {
-      const s = this.#ready();
-      return this.#read(() => readMessage(s.getMessage, id));
-    } catch (error) {
-      throw toStoreError(error);
-    }
-  }
-
-  update(
-    id: string,
-    content: string,
-    now: string,
-    check: WriteCheck,
-  ): Promise<{ message: Message; changed: boolean } | undefined> {
-    const s = this.#ready();
-    return this.#batcher.submit(() => {
-      const current = readMessage(s.getMessage, id);
-      if (current === undefined) return undefined;
-      check(current);
-      if (current.content === content) return { message: current, changed: false };
-      const updated: Message = {
-        ...current,
-        content,
-        updatedAt: now,
-        version: current.version + 1,
-      };
-      const json = messageJson(updated);
-      s.updateMessage.run({ ...updated, body: json });
-      this.#appendChange('message.updated', updated.room, json);
-      return { message: updated, changed: true };
-    });
-  }
-
-  delete(id: string, check: WriteCheck): Promise<Message | undefined> {
-    const s = this.#ready();
-    return this.#batcher.submit(() => {
-      const current = readMessage(s.getMessage, id);
-      if (current === undefined) return undefined;
-      check(current);
-      s.deleteMessage.run(id);
-      this.#appendChange('message.deleted', current.room, messageJson(current));
-      return current;
-    });
-  }
-
-  async list(query: ListQuery & { readonly limit: number }): Promise<string[]> {
-    this.#ready();
-    const { text, values } = listStatement(query);
-    let statement = this.#listStatements.get(text);
-    if (statement === undefined) {
-      statement = this.#db.prepare(text).pluck();
-      this.#listStatements.set(text, statement);
-    }
-    try {
-      return this.#read(() => statement.all(...values) as string[]);
-    } catch (error) {
-      throw toStoreError(error);
-    }
-  }
-
-  async changeLogBounds(): Promise<ChangeLogBounds> {
-    try {
-      const s = this.#ready();
-      const bounds = this.#read(() => s.changeLogBounds.get() as ChangeLogBounds);
-      return bounds.latest <= this.#durableSeq
-        ? bounds
-        : { ...bounds, latest: Math.max(this.#durableSeq, bounds.purgedThrough) };
-    } catch (error) {
-      throw toStoreError(error);
-    }
-  }
-
-  async changesSince(after: number, limit: number): Promise<Change[]> {
-    try {
-      const s = this.#ready();
-      const rows = this.#read(
-        () =>
-          s.changesSince.all(after, this.#durableSeq, limit) as {
-            seq: number;
-            kind: ChangeKind;
-            message: string;
-          }[],
-      );
-      return rows.map((row) => ({
-        seq: row.seq,
-        kind: row.kind,
-        message: JSON.parse(row.message) as Message,
-      }));
-    } catch (error) {
-      throw toStoreError(error);
-    }
-  }
-
-  claimIdempotencyKey(claim: IdempotencyClaim, timing: ClaimTiming): Promise<ClaimOutcome> {
-    const s = this.#ready();
-    const now = timing.now.getTime();
-    return this.#batcher.submit((): ClaimOutcome => {
-      const row = s.getClaim.get(claim) as IdempotencyRow | undefined;
-      const expired =
-        row !== undefined &&
-        (row.state === 'pending'
-          ? row.claimed_at + timing.inFlightMs <= now
-          : row.claimed_at + timing.ttlMs <= now);
-      if (row === undefined || expired) {
-        s.upsertClaim.run({ ...claim, claimedAt: now });
-        return { kind: 'claimed' };
-      }
-      if (row.state === 'pending') return { kind: 'in-flight' };
-      if (row.request_hash !== claim.requestHash) return { kind: 'mismatch' };
-      return { kind: 'replay', status: row.status ?? 500, body: row.response ?? '' };
-    });
-  }
-
-  async completeIdempotencyKey(claim: IdempotencyClaim, response: StoredResponse): Promise<void> {
-    const s = this.#ready();
-    await this.#batcher.submit(() =>
-      s.completeClaim.run({ ...claim, status: response.status, response: response.body }),
-    );
-  }
-
-  async releaseIdempotencyKey(claim: IdempotencyClaim): Promise<void> {
-    const s = this.#ready();
-    await this.#batcher.submit(() => s.releaseClaim.run(claim));
-  }
-
-  async purge(changesBefore: Date, idempotencyBefore: Date): Promise<void> {
-    const s = this.#ready();
-    await this.#batcher.submit(() => {
-      const cutoff = changesBefore.toISOString();
-      const purged = s.lastPurgeableChange.pluck().get(cutoff) as number | null;
-      if (purged !== null) {
-        s.deleteChangesThrough.run(purged);
-        s.setPurgedThrough.run(purged);
-      }
-      s.deleteOldClaims.run(idempotencyBefore.getTime());
-    });
-  }
-
-  /** A SQLite file belongs to one process: every change it sees is its own, woken by the service. */
-  watchChanges(): () => Promise<void> {
-    return async () => undefined;
   }
 
   async ping(): Promise<void> {
-    if (this.#statements === undefined) {
-      throw new AppError(ErrorKinds.storeUnavailable, 'Migrations are not applied yet.');
-    }
+    if (this.#concerns === undefined) throw notMigrated();
     try {
-      this.#statements.ping.get();
+      this.#ping.get();
     } catch (error) {
       throw toStoreError(error);
     }
@@ -333,6 +140,15 @@ export class SqliteStore implements MessageStore {
     if (this.#db.open) this.#db.close();
   }
 
+  /** After a group commit: undefined when it is durable already, else a flush of the log. */
+  #makeDurable(): Promise<void> | undefined {
+    const walSync = this.#walSync;
+    if (walSync === undefined) return undefined;
+    const changes = this.#ready().changes;
+    const seq = changes.latestSeq();
+    return walSync.flush().then(() => changes.durableThrough(seq));
+  }
+
   /**
    * Reads share one read transaction per turn of the event loop. Outside a
    * transaction every statement is a transaction of its own, and SQLite
@@ -342,14 +158,12 @@ export class SqliteStore implements MessageStore {
    * through the batcher on this same connection), so a read never misses a
    * commit that finished before it started.
    */
-  #read<T>(read: () => T): T {
-    if (!this.#db.inTransaction) {
-      this.#beginRead.run();
-      this.#readOpen = true;
-      setImmediate(this.#endRead);
-    }
-    return read();
-  }
+  readonly #snapshot = (): void => {
+    if (this.#db.inTransaction) return;
+    this.#beginRead.run();
+    this.#readOpen = true;
+    setImmediate(this.#endRead);
+  };
 
   readonly #endRead = (): void => {
     if (!this.#readOpen) return;
@@ -357,60 +171,14 @@ export class SqliteStore implements MessageStore {
     if (this.#db.open && this.#db.inTransaction) this.#endReadStatement.run();
   };
 
-  #appendChange(kind: ChangeKind, room: string, json: string): void {
-    this.#ready().appendChange.run(kind, room, json, new Date().toISOString());
-  }
-
-  #ready(): ReturnType<typeof prepareStatements> {
-    if (this.#statements === undefined) throw new Error('SqliteStore used before migrate()');
-    return this.#statements;
+  #ready(): Concerns {
+    if (this.#concerns === undefined) throw new Error('SqliteStore used before migrate()');
+    return this.#concerns;
   }
 }
 
-function prepareStatements(db: Database.Database) {
-  return {
-    ping: db.prepare('SELECT 1'),
-    getMessage: db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ?`).raw(),
-    insertMessage: db.prepare(
-      'INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    ),
-    updateMessage: db.prepare(
-      'UPDATE messages SET content = @content, updated_at = @updatedAt, version = @version, body = @body WHERE id = @id',
-    ),
-    deleteMessage: db.prepare('DELETE FROM messages WHERE id = ?'),
-    appendChange: db.prepare(
-      'INSERT INTO changes (kind, room, message, created_at) VALUES (?, ?, ?, ?)',
-    ),
-    changesSince: db.prepare(
-      'SELECT seq, kind, message FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?',
-    ),
-    latestChange: db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").pluck(),
-    changeLogBounds: db.prepare(
-      `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0) AS latest,
-              (SELECT purged_through FROM change_log_meta WHERE id = 1) AS purgedThrough`,
-    ),
-    // The newest change is always kept, so the latest sequence survives any purge.
-    lastPurgeableChange: db.prepare(
-      'SELECT MAX(seq) FROM changes WHERE created_at < ? AND seq < (SELECT MAX(seq) FROM changes)',
-    ),
-    deleteChangesThrough: db.prepare('DELETE FROM changes WHERE seq <= ?'),
-    setPurgedThrough: db.prepare('UPDATE change_log_meta SET purged_through = ? WHERE id = 1'),
-    getClaim: db.prepare(
-      'SELECT request_hash, token, state, status, response, claimed_at FROM idempotency_keys WHERE scope = @scope AND key = @key',
-    ),
-    upsertClaim: db.prepare(
-      `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, status, response, claimed_at)
-       VALUES (@scope, @key, @requestHash, @token, 'pending', NULL, NULL, @claimedAt)
-       ON CONFLICT (scope, key) DO UPDATE SET request_hash = excluded.request_hash, token = excluded.token,
-         state = 'pending', status = NULL, response = NULL, claimed_at = excluded.claimed_at`,
-    ),
-    completeClaim: db.prepare(
-      `UPDATE idempotency_keys SET state = 'done', status = @status, response = @response
-       WHERE scope = @scope AND key = @key AND token = @token`,
-    ),
-    releaseClaim: db.prepare(
-      "DELETE FROM idempotency_keys WHERE scope = @scope AND key = @key AND token = @token AND state = 'pending'",
-    ),
-    deleteOldClaims: db.prepare('DELETE FROM idempotency_keys WHERE claimed_at < ?'),
-  };
+function concernsOf(session: SqliteSession): Concerns {
+  const changes = new SqliteChangeLog(session);
+  const idempotency = new SqliteIdempotency(session);
+  return { messages: new SqliteMessages(session, changes, idempotency), changes, idempotency };
 }

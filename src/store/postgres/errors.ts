@@ -1,5 +1,6 @@
 /** Turns node-postgres errors into catalogued errors before they leave the engine folder. */
-import { AppError, ErrorKinds, isAppError } from '../../errors.ts';
+import { isAppError } from '../../errors.ts';
+import { claimLost, storeFull, storeUnavailable } from '../../messages/store-errors.ts';
 
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
@@ -38,36 +39,18 @@ export function isConnectionLost(error: unknown): boolean {
   return CONNECTION_LOST_MESSAGES.test(error.message);
 }
 
-export function unavailable(cause?: unknown): AppError {
-  return new AppError(ErrorKinds.storeUnavailable, 'The store is unavailable; try again shortly.', {
-    headers: { 'retry-after': '1' },
-    cause,
-  });
-}
-
 /** Raised by create_message(s) when a create's Idempotency-Key claim was freed or taken over. */
 export const CLAIM_LOST = 'MS001';
 
 export function toStoreError(error: unknown): unknown {
   if (isAppError(error) || !(error instanceof Error)) return error;
   const code = (error as { code?: unknown }).code;
-  if (code === CLAIM_LOST) {
-    // Nothing was stored; the retry (which freed or took over the claim) decides.
-    return new AppError(ErrorKinds.storeUnavailable, 'The Idempotency-Key claim was lost.', {
-      headers: { 'retry-after': '1' },
-      cause: error,
-    });
-  }
-  if (code === '53100') {
-    return new AppError(
-      ErrorKinds.insufficientStorage,
-      'The store is out of disk space; reads go on, writes resume when space is freed.',
-      { cause: error },
-    );
-  }
+  // Nothing was stored; the retry (which freed or took over the claim) decides.
+  if (code === CLAIM_LOST) return claimLost(error);
+  if (code === '53100') return storeFull(error);
   if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) {
-    return unavailable(error);
+    return storeUnavailable(error);
   }
-  if (UNAVAILABLE_MESSAGES.test(error.message)) return unavailable(error);
+  if (UNAVAILABLE_MESSAGES.test(error.message)) return storeUnavailable(error);
   return error;
 }

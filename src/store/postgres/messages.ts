@@ -1,0 +1,127 @@
+/** Messages on PostgreSQL: creates and gets batched per turn, edits in a transaction with a row lock. */
+import type pg from 'pg';
+import type { IdempotencyClaim } from '../../messages/idempotency-store.ts';
+import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
+import { messageJson } from '../../messages/message-json.ts';
+import type { MessageStore, WriteCheck } from '../../messages/message-store.ts';
+import { createdMessage, updateOutcome } from '../../messages/message-writes.ts';
+import { appendChange } from './changes.ts';
+import { CreateBatcher } from './create-batcher.ts';
+import { listStatement, MESSAGE_COLUMNS } from './list-sql.ts';
+import type { PostgresSession } from './postgres-store.ts';
+import { ReadBatcher } from './read-batcher.ts';
+
+export class PostgresMessages implements MessageStore {
+  readonly #session: PostgresSession;
+  /** Group commit: creates that arrive while one is committing share the next transaction. */
+  readonly #creates: CreateBatcher;
+  /** Gets asked for in one turn of the event loop share one query (see read-batcher.ts). */
+  readonly #gets: ReadBatcher<Message>;
+
+  constructor(session: PostgresSession) {
+    this.#session = session;
+    this.#creates = new CreateBatcher({
+      one: async (row) => {
+        await session.query(
+          'create-message',
+          'SELECT create_message($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+          [...row],
+        );
+      },
+      many: async (rows) => {
+        await session.query(
+          'create-messages',
+          `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
+             $6::text[], $7::text[], $8::text[], $9::text[])`,
+          Array.from({ length: 9 }, (_, column) => rows.map((row) => row[column])),
+        );
+      },
+    });
+    this.#gets = new ReadBatcher<Message>((ids) =>
+      session.query<Message>(
+        'get-messages',
+        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ANY($1::uuid[])`,
+        [ids],
+      ),
+    );
+  }
+
+  async create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
+    const stored = createdMessage(message);
+    // The deadline counts the wait for the batch ahead too (a hung batch holds the next one).
+    await this.#session.withDeadline(() =>
+      this.#creates.submit([
+        stored.id,
+        stored.room,
+        stored.author,
+        stored.content,
+        stored.createdAt,
+        messageJson(stored),
+        claim?.scope ?? null,
+        claim?.key ?? null,
+        claim?.token ?? null,
+      ]),
+    );
+    return stored;
+  }
+
+  get(id: string): Promise<Message | undefined> {
+    return this.#gets.get(id);
+  }
+
+  update(id: string, content: string, now: string, check: WriteCheck) {
+    return this.#session.transaction(async (client) => {
+      const outcome = updateOutcome(await lockMessage(client, id), content, now, check);
+      if (outcome?.changed) await storeEdit(client, outcome.message);
+      return outcome;
+    });
+  }
+
+  delete(id: string, check: WriteCheck): Promise<Message | undefined> {
+    return this.#session.transaction(async (client) => {
+      const current = await lockMessage(client, id);
+      if (current === undefined) return undefined;
+      check(current);
+      await client.query({
+        name: 'delete-message',
+        text: 'DELETE FROM messages WHERE id = $1',
+        values: [id],
+      });
+      await appendChange(client, 'message.deleted', current.room, messageJson(current));
+      return current;
+    });
+  }
+
+  async list(query: ListQuery & { readonly limit: number }): Promise<string[]> {
+    const statement = listStatement(query);
+    const rows = await this.#session.query<{ id: string; body: string }>(
+      statement.name,
+      statement.text,
+      statement.values,
+    );
+    if (statement.sortHere) {
+      rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      if (query.order === 'desc') rows.reverse();
+    }
+    return rows.slice(0, query.limit).map((row) => row.body);
+  }
+}
+
+async function storeEdit(client: pg.PoolClient, edited: Message): Promise<void> {
+  const json = messageJson(edited);
+  await client.query({
+    name: 'update-message',
+    text: 'UPDATE messages SET content = $2, updated_at = $3, version = $4, body = $5 WHERE id = $1',
+    values: [edited.id, edited.content, edited.updatedAt, edited.version, json],
+  });
+  await appendChange(client, 'message.updated', edited.room, json);
+}
+
+async function lockMessage(client: pg.PoolClient, id: string): Promise<Message | undefined> {
+  const { rows } = await client.query<Message>({
+    name: 'lock-message',
+    text: `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1 FOR UPDATE`,
+    values: [id],
+  });
+  return rows[0];
+}

@@ -1,0 +1,13 @@
+/** Turns better-sqlite3 errors into catalogued errors before they leave the engine folder. */
+import { SqliteError } from 'better-sqlite3';
+import { isAppError } from '../../errors.ts';
+import { storeFull, storeUnavailable } from '../../messages/store-errors.ts';
+
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|READONLY|PROTOCOL|NOLFS)/;
+
+export function toStoreError(error: unknown): unknown {
+  if (isAppError(error) || !(error instanceof SqliteError)) return error;
+  if (error.code === 'SQLITE_FULL') return storeFull(error);
+  if (UNAVAILABLE.test(error.code)) return storeUnavailable(error);
+  return error;
+}

@@ -1,0 +1,99 @@
+/** Idempotency-Key claims and outcomes on SQLite: one table, every change through the group commit. */
+import type { Statement } from 'better-sqlite3';
+import type {
+  ClaimOutcome,
+  ClaimTiming,
+  IdempotencyClaim,
+  IdempotencyStore,
+  StoredResponse,
+} from '../../messages/idempotency-store.ts';
+import type { SqliteSession } from './sqlite-store.ts';
+
+interface IdempotencyRow {
+  request_hash: string;
+  token: string;
+  state: 'pending' | 'done';
+  status: number | null;
+  response: string | null;
+  claimed_at: number;
+}
+
+export class SqliteIdempotency implements IdempotencyStore {
+  readonly #session: SqliteSession;
+  readonly #get: Statement;
+  readonly #upsert: Statement;
+  readonly #complete: Statement;
+  readonly #release: Statement;
+  readonly #deleteOld: Statement;
+  readonly #deletePending: Statement;
+
+  constructor(session: SqliteSession) {
+    this.#session = session;
+    const db = session.db;
+    this.#get = db.prepare(
+      'SELECT request_hash, token, state, status, response, claimed_at FROM idempotency_keys WHERE scope = @scope AND key = @key',
+    );
+    this.#upsert = db.prepare(
+      `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, status, response, claimed_at)
+       VALUES (@scope, @key, @requestHash, @token, 'pending', NULL, NULL, @claimedAt)
+       ON CONFLICT (scope, key) DO UPDATE SET request_hash = excluded.request_hash, token = excluded.token,
+         state = 'pending', status = NULL, response = NULL, claimed_at = excluded.claimed_at`,
+    );
+    this.#complete = db.prepare(
+      `UPDATE idempotency_keys SET state = 'done', status = @status, response = @response
+       WHERE scope = @scope AND key = @key AND token = @token`,
+    );
+    this.#release = db.prepare(
+      "DELETE FROM idempotency_keys WHERE scope = @scope AND key = @key AND token = @token AND state = 'pending'",
+    );
+    this.#deleteOld = db.prepare('DELETE FROM idempotency_keys WHERE claimed_at < ?');
+    this.#deletePending = db.prepare("DELETE FROM idempotency_keys WHERE state = 'pending'");
+  }
+
+  claim(claim: IdempotencyClaim, timing: ClaimTiming): Promise<ClaimOutcome> {
+    const now = timing.now.getTime();
+    return this.#session.write((): ClaimOutcome => {
+      const row = this.#get.get(claim) as IdempotencyRow | undefined;
+      const expired =
+        row !== undefined &&
+        (row.state === 'pending'
+          ? row.claimed_at + timing.inFlightMs <= now
+          : row.claimed_at + timing.ttlMs <= now);
+      if (row === undefined || expired) {
+        this.#upsert.run({ ...claim, claimedAt: now });
+        return { kind: 'claimed' };
+      }
+      if (row.state === 'pending') return { kind: 'in-flight' };
+      if (row.request_hash !== claim.requestHash) return { kind: 'mismatch' };
+      return { kind: 'replay', status: row.status ?? 500, body: row.response ?? '' };
+    });
+  }
+
+  async complete(claim: IdempotencyClaim, response: StoredResponse): Promise<void> {
+    await this.#session.write(() => this.completeWithin(claim, response));
+  }
+
+  async release(claim: IdempotencyClaim): Promise<void> {
+    await this.#session.write(() => this.#release.run(claim));
+  }
+
+  async purge(before: Date): Promise<void> {
+    await this.#session.write(() => this.#deleteOld.run(before.getTime()));
+  }
+
+  /** Records the outcome inside a running write (a create's 201); false if the claim is not held. */
+  completeWithin(claim: IdempotencyClaim, response: StoredResponse): boolean {
+    return (
+      this.#complete.run({ ...claim, status: response.status, response: response.body }).changes > 0
+    );
+  }
+
+  /**
+   * A SQLite file belongs to one process, so a claim still pending at start
+   * was left by a process that died mid-request: free it now rather than
+   * make its client's retry wait (409) for the in-flight expiry.
+   */
+  freeAbandoned(): void {
+    this.#deletePending.run();
+  }
+}
