@@ -1,4 +1,10 @@
-/** The SQL of a message list on PostgreSQL: one prepared statement per query shape. */
+/** The SQL of a message list on PostgreSQL: the domain's list filter (list-filter.ts) in PostgreSQL's words. */
+import {
+  listFilter,
+  listValues,
+  type ListCondition,
+  type ListFilter,
+} from '../../messages/list-filter.ts';
 import type { ListQuery } from '../../messages/message.ts';
 
 /** The message row as the domain type (also used by the benchmark's in-process floor). */
@@ -11,11 +17,10 @@ const MIN_ID = '00000000-0000-0000-0000-000000000000';
 const MAX_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
 /** A list reads each message's stored JSON text (`body`); a list by ids its id too. */
-export interface ListStatement {
+export interface ListSql {
   /** The prepared statement's name: the same for every query of this shape. */
   readonly name: string;
   readonly text: string;
-  readonly values: unknown[];
   /**
    * True when the statement has no ORDER BY and LIMIT (a list by `ids`, at most
    * 100 rows): the caller sorts and cuts, which PostgreSQL 15 could only do with
@@ -24,52 +29,89 @@ export interface ListStatement {
   readonly sortHere: boolean;
 }
 
-export function listStatement(query: ListQuery & { readonly limit: number }): ListStatement {
-  const values: unknown[] = [];
-  const where: string[] = [];
-  const param = (value: unknown) => {
-    values.push(value);
-    return `$${values.length}`;
-  };
-  // Every column is qualified: MESSAGE_COLUMNS names an output column `id` (id::text), and an
-  // unqualified ORDER BY id binds to that text, which sorts every row instead of walking the index.
-  if (query.room !== undefined && query.ids === undefined) {
-    // A room's range of the (room, id) index, as row comparisons: with `room = $1` the planner may
-    // walk the primary key instead and filter by room, which reads every other room's messages
-    // in between (all of history for a room that has been quiet for long). Row comparisons only
-    // that index can serve, and the order below is exactly its order.
-    const room = param(query.room);
-    where.push(
-      query.after === undefined
-        ? `(messages.room, messages.id) >= (${room}, '${MIN_ID}'::uuid)`
-        : `(messages.room, messages.id) > (${room}, ${param(query.after)}::uuid)`,
-      query.before === undefined
-        ? `(messages.room, messages.id) <= (${room}, '${MAX_ID}'::uuid)`
-        : `(messages.room, messages.id) < (${room}, ${param(query.before)}::uuid)`,
-    );
-  } else {
-    if (query.room !== undefined) where.push(`messages.room = ${param(query.room)}`);
-    if (query.after !== undefined) where.push(`messages.id > ${param(query.after)}::uuid`);
-    if (query.before !== undefined) where.push(`messages.id < ${param(query.before)}::uuid`);
+export interface ListStatement extends ListSql {
+  readonly values: unknown[];
+}
+
+/**
+ * Every column is qualified: MESSAGE_COLUMNS names an output column `id` (id::text), and an
+ * unqualified ORDER BY id binds to that text, which sorts every row instead of walking the index.
+ */
+function condition(c: ListCondition, param: () => string): string {
+  switch (c.kind) {
+    case 'room-range': {
+      // A room's range of the (room, id) index, as row comparisons: with `room = $1` the planner
+      // may walk the primary key instead and filter by room, which reads every other room's
+      // messages in between (all of history for a room that has been quiet for long). Row
+      // comparisons only that index can serve, and ORDER BY (room, id) is exactly its order.
+      const room = param();
+      const lower = c.after
+        ? `(messages.room, messages.id) > (${room}, ${param()}::uuid)`
+        : `(messages.room, messages.id) >= (${room}, '${MIN_ID}'::uuid)`;
+      const upper = c.before
+        ? `(messages.room, messages.id) < (${room}, ${param()}::uuid)`
+        : `(messages.room, messages.id) <= (${room}, '${MAX_ID}'::uuid)`;
+      return `${lower} AND ${upper}`;
+    }
+    case 'room':
+      return `messages.room = ${param()}`;
+    case 'after':
+      return `messages.id > ${param()}::uuid`;
+    case 'before':
+      return `messages.id < ${param()}::uuid`;
+    case 'ids':
+      return `messages.id = ANY(${param()}::uuid[])`;
   }
-  if (query.ids !== undefined) where.push(`messages.id = ANY(${param(query.ids)}::uuid[])`);
-  const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
-  const name = `list-${query.room !== undefined ? 'r' : ''}${query.after !== undefined ? 'a' : ''}${
-    query.before !== undefined ? 'b' : ''
-  }${query.ids !== undefined ? 'i' : ''}-${query.order}`;
-  if (query.ids !== undefined) {
+}
+
+function render(filter: ListFilter): ListSql {
+  let count = 0;
+  const param = () => `$${++count}`;
+  const where = filter.conditions.map((c) => condition(c, param));
+  const filterSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  if (filter.walk === 'ids') {
     return {
-      name,
-      text: `SELECT messages.id::text AS id, messages.body FROM messages${filter}`,
-      values,
+      name: filter.name,
+      text: `SELECT messages.id::text AS id, messages.body FROM messages${filterSql}`,
       sortHere: true,
     };
   }
-  const direction = query.order === 'desc' ? 'DESC' : 'ASC';
+  const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
   const order =
-    query.room === undefined
-      ? `messages.id ${direction}`
-      : `messages.room ${direction}, messages.id ${direction}`;
-  const text = `SELECT messages.body FROM messages${filter} ORDER BY ${order} LIMIT ${param(query.limit)}`;
-  return { name, text, values, sortHere: false };
+    filter.walk === 'room-id'
+      ? `messages.room ${direction}, messages.id ${direction}`
+      : `messages.id ${direction}`;
+  return {
+    name: filter.name,
+    text: `SELECT messages.body FROM messages${filterSql} ORDER BY ${order} LIMIT ${param()}`,
+    sortHere: false,
+  };
+}
+
+const rendered = new Map<ListFilter, ListSql>();
+
+/** A filter's statement, rendered once per shape. */
+export function listSql(filter: ListFilter): ListSql {
+  let sql = rendered.get(filter);
+  if (sql === undefined) {
+    sql = render(filter);
+    rendered.set(filter, sql);
+  }
+  return sql;
+}
+
+/** The values of the filter's statement: the limit too, unless the rows are cut here. */
+export function listParameters(
+  filter: ListFilter,
+  query: ListQuery & { readonly limit: number },
+): unknown[] {
+  const values = listValues(filter, query);
+  if (filter.walk !== 'ids') values.push(query.limit);
+  return values;
+}
+
+/** A query's statement and values together (EXPLAIN in the plan tests). */
+export function listStatement(query: ListQuery & { readonly limit: number }): ListStatement {
+  const filter = listFilter(query);
+  return { ...listSql(filter), values: listParameters(filter, query) };
 }

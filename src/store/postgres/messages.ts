@@ -1,13 +1,14 @@
 /** Messages on PostgreSQL: creates and gets batched per turn, edits in a transaction with a row lock. */
 import type pg from 'pg';
 import type { IdempotencyClaim } from '../../messages/idempotency-store.ts';
+import { listFilter } from '../../messages/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
 import { messageJson } from '../../messages/message-json.ts';
 import type { MessageStore, WriteCheck } from '../../messages/message-store.ts';
 import { createdMessage, updateOutcome } from '../../messages/message-writes.ts';
 import { appendChange } from './changes.ts';
 import { CreateBatcher } from './create-batcher.ts';
-import { listStatement, MESSAGE_COLUMNS } from './list-sql.ts';
+import { listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import { ReadBatcher } from './read-batcher.ts';
 
@@ -93,13 +94,14 @@ export class PostgresMessages implements MessageStore {
   }
 
   async list(query: ListQuery & { readonly limit: number }): Promise<string[]> {
-    const statement = listStatement(query);
+    const filter = listFilter(query);
+    const sql = listSql(filter);
     const rows = await this.#session.query<{ id: string; body: string }>(
-      statement.name,
-      statement.text,
-      statement.values,
+      sql.name,
+      sql.text,
+      listParameters(filter, query),
     );
-    if (statement.sortHere) {
+    if (sql.sortHere) {
       rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       if (query.order === 'desc') rows.reverse();
     }

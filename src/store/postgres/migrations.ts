@@ -1,5 +1,7 @@
 /**
- * Versioned schema of the PostgreSQL store. Append only: a released migration never changes.
+ * Versioned schema of the PostgreSQL store. Append only: a released migration
+ * never changes. Run by the domain's runner (migration-runner.ts) through
+ * postgresMigrationTarget.
  *
  * Change sequence numbers must become visible in the order they are handed
  * out, or a reader that has seen 42 could later find 41 commit. Every write
@@ -7,7 +9,57 @@
  * it appends its change: the lock is held until commit, so the next writer
  * draws its number only after the previous one is visible.
  */
-export const postgresMigrations: readonly { version: number; name: string; sql: string }[] = [
+import type pg from 'pg';
+import type { Migration, MigrationTarget } from '../../messages/migration-runner.ts';
+
+const MIGRATION_LOCK = "hashtext('message-service.migrations')";
+
+/**
+ * Migrations on one connection: a session-level advisory lock (instances
+ * that start together wait, then find nothing left to do), the schema and
+ * the record table made on demand, each migration in its own transaction.
+ */
+export function postgresMigrationTarget(
+  client: pg.ClientBase,
+  schema: string | null,
+): MigrationTarget {
+  return {
+    async withLock(work) {
+      await client.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+      try {
+        await work();
+      } finally {
+        await client.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
+      }
+    },
+    async appliedVersions() {
+      if (schema !== null) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+      );
+      const { rows } = await client.query<{ version: number }>(
+        'SELECT version FROM schema_migrations',
+      );
+      return rows.map((r) => r.version);
+    },
+    async apply(migration) {
+      await client.query('BEGIN');
+      try {
+        await client.query(migration.sql);
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+          migration.version,
+          migration.name,
+        ]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      }
+    },
+  };
+}
+
+export const postgresMigrations: readonly Migration[] = [
   {
     version: 1,
     name: 'messages, change log, idempotency keys',

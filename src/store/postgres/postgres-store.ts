@@ -11,7 +11,8 @@ import { PostgresChangeLog } from './changes.ts';
 import { isConnectionLost, toStoreError } from './errors.ts';
 import { PostgresIdempotency } from './idempotency.ts';
 import { PostgresMessages } from './messages.ts';
-import { postgresMigrations } from './migrations.ts';
+import { runMigrations } from '../../messages/migration-runner.ts';
+import { postgresMigrations, postgresMigrationTarget } from './migrations.ts';
 
 export interface PostgresStoreOptions {
   readonly url: string;
@@ -30,8 +31,6 @@ export interface PostgresSession {
   /** `operation`, or a 503 once the store timeout has passed (see #withDeadline). */
   withDeadline<T>(operation: () => Promise<T>): Promise<T>;
 }
-
-const MIGRATION_LOCK = "hashtext('message-service.migrations')";
 
 /** Splits `?schema=name` off the URL: each schema is a separate store in one database. */
 export function connectionConfig(url: string, poolSize: number, timeoutMs: number): pg.PoolConfig {
@@ -93,36 +92,7 @@ export class PostgresStore implements Store {
     };
     client.on('error', onError);
     try {
-      // One instance migrates at a time; the others wait, then find nothing left to do.
-      await client.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
-      try {
-        if (this.#schema !== null)
-          await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.#schema}`);
-        await client.query(
-          'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
-        );
-        const { rows } = await client.query<{ version: number }>(
-          'SELECT version FROM schema_migrations',
-        );
-        const applied = new Set(rows.map((r) => r.version));
-        for (const migration of postgresMigrations) {
-          if (applied.has(migration.version)) continue;
-          await client.query('BEGIN');
-          try {
-            await client.query(migration.sql);
-            await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-              migration.version,
-              migration.name,
-            ]);
-            await client.query('COMMIT');
-          } catch (error) {
-            await client.query('ROLLBACK');
-            throw error;
-          }
-        }
-      } finally {
-        await client.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
-      }
+      await runMigrations(postgresMigrationTarget(client, this.#schema), postgresMigrations);
       this.#migrated = true;
     } catch (error) {
       throw toStoreError(error);

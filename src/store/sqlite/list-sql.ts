@@ -1,38 +1,56 @@
-/** The SQL of a message list on SQLite: one prepared statement per query shape. */
+/** The SQL of a message list on SQLite: the domain's list filter (list-filter.ts) in SQLite's words. */
+import {
+  listFilter,
+  listValues,
+  type ListCondition,
+  type ListFilter,
+} from '../../messages/list-filter.ts';
 import type { ListQuery } from '../../messages/message.ts';
 
 export const MESSAGE_COLUMNS = 'id, room, author, content, created_at, updated_at, version';
 
-/** A list reads each message's stored JSON text (`body`) only. */
-export interface ListStatement {
-  readonly text: string;
-  readonly values: unknown[];
+function condition(c: ListCondition): string {
+  switch (c.kind) {
+    case 'room-range':
+      return `room = ?${c.after ? ' AND id > ?' : ''}${c.before ? ' AND id < ?' : ''}`;
+    case 'room':
+      return 'room = ?';
+    case 'after':
+      return 'id > ?';
+    case 'before':
+      return 'id < ?';
+    case 'ids':
+      return 'id IN (SELECT value FROM json_each(?))';
+  }
 }
 
-export function listStatement(query: ListQuery & { readonly limit: number }): ListStatement {
-  const values: unknown[] = [];
-  const where: string[] = [];
-  if (query.room !== undefined) {
-    where.push('room = ?');
-    values.push(query.room);
-  }
-  if (query.after !== undefined) {
-    where.push('id > ?');
-    values.push(query.after);
-  }
-  if (query.before !== undefined) {
-    where.push('id < ?');
-    values.push(query.before);
-  }
-  if (query.ids !== undefined) {
-    where.push('id IN (SELECT value FROM json_each(?))');
-    values.push(JSON.stringify(query.ids));
-  }
+/**
+ * A filter's statement: one per shape. A list reads each message's stored
+ * JSON text (`body`) only; the room index gives id order within a room, and
+ * an id list is ordered by the primary key it is looked up in.
+ */
+export function listSql(filter: ListFilter): string {
+  const where = filter.conditions.map(condition);
+  const filterSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
+  return `SELECT body FROM messages${filterSql} ORDER BY id ${direction} LIMIT ?`;
+}
+
+/** The values of the filter's statement: an id list as one JSON array (for json_each), then the limit. */
+export function listParameters(
+  filter: ListFilter,
+  query: ListQuery & { readonly limit: number },
+): unknown[] {
+  const values = listValues(filter, query, JSON.stringify);
   values.push(query.limit);
-  const filter = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
-  const direction = query.order === 'desc' ? 'DESC' : 'ASC';
-  return {
-    text: `SELECT body FROM messages${filter} ORDER BY id ${direction} LIMIT ?`,
-    values,
-  };
+  return values;
+}
+
+/** A query's statement and values together (EXPLAIN QUERY PLAN in the plan tests). */
+export function listStatement(query: ListQuery & { readonly limit: number }): {
+  readonly text: string;
+  readonly values: unknown[];
+} {
+  const filter = listFilter(query);
+  return { text: listSql(filter), values: listParameters(filter, query) };
 }

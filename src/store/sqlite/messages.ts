@@ -1,6 +1,7 @@
 /** Messages on SQLite: prepared statements, rows read as arrays, every write through the group commit. */
 import type { Statement } from 'better-sqlite3';
 import type { IdempotencyClaim } from '../../messages/idempotency-store.ts';
+import { listFilter, type ListFilter } from '../../messages/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
 import { messageJson } from '../../messages/message-json.ts';
 import type { MessageStore, WriteCheck } from '../../messages/message-store.ts';
@@ -9,7 +10,7 @@ import { claimLost } from '../../messages/store-errors.ts';
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteIdempotency } from './idempotency.ts';
-import { listStatement, MESSAGE_COLUMNS } from './list-sql.ts';
+import { listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
 import type { SqliteSession } from './sqlite-store.ts';
 
 /**
@@ -27,7 +28,8 @@ export class SqliteMessages implements MessageStore {
   readonly #insert: Statement;
   readonly #update: Statement;
   readonly #delete: Statement;
-  readonly #lists = new Map<string, Statement>();
+  /** One prepared statement per list shape. */
+  readonly #lists = new Map<ListFilter, Statement>();
 
   constructor(session: SqliteSession, changes: SqliteChangeLog, idempotency: SqliteIdempotency) {
     this.#session = session;
@@ -100,15 +102,15 @@ export class SqliteMessages implements MessageStore {
   }
 
   async list(query: ListQuery & { readonly limit: number }): Promise<string[]> {
-    const { text, values } = listStatement(query);
-    let statement = this.#lists.get(text);
+    const filter = listFilter(query);
+    let statement = this.#lists.get(filter);
     if (statement === undefined) {
-      statement = this.#session.db.prepare(text).pluck();
-      this.#lists.set(text, statement);
+      statement = this.#session.db.prepare(listSql(filter)).pluck();
+      this.#lists.set(filter, statement);
     }
     try {
       this.#session.snapshot();
-      return statement.all(...values) as string[];
+      return statement.all(...listParameters(filter, query)) as string[];
     } catch (error) {
       throw toStoreError(error);
     }

@@ -1,5 +1,38 @@
-/** Versioned schema of the SQLite store. Append only: a released migration never changes. */
-export const sqliteMigrations: readonly { version: number; name: string; sql: string }[] = [
+/**
+ * Versioned schema of the SQLite store. Append only: a released migration
+ * never changes. Run by the domain's runner (migration-runner.ts) through
+ * sqliteMigrationTarget.
+ */
+import type Database from 'better-sqlite3';
+import type { Migration, MigrationTarget } from '../../messages/migration-runner.ts';
+
+/**
+ * A SQLite file belongs to one process, so there is no lock to take between
+ * instances; each migration runs in an IMMEDIATE transaction, which keeps
+ * any other connection's writes out while it runs.
+ */
+export function sqliteMigrationTarget(db: Database.Database): MigrationTarget {
+  return {
+    withLock: (work) => work(),
+    appliedVersions() {
+      db.exec(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+      );
+      return db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[];
+    },
+    apply(migration) {
+      const record = db.prepare(
+        'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
+      );
+      db.transaction(() => {
+        db.exec(migration.sql);
+        record.run(migration.version, migration.name, new Date().toISOString());
+      }).immediate();
+    },
+  };
+}
+
+export const sqliteMigrations: readonly Migration[] = [
   {
     version: 1,
     name: 'messages, change log, idempotency keys',

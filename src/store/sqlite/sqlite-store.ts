@@ -16,7 +16,8 @@ import { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import { SqliteIdempotency } from './idempotency.ts';
 import { SqliteMessages } from './messages.ts';
-import { sqliteMigrations } from './migrations.ts';
+import { runMigrations } from '../../messages/migration-runner.ts';
+import { sqliteMigrations, sqliteMigrationTarget } from './migrations.ts';
 import { WalSync } from './wal-sync.ts';
 import { WriteBatcher } from './write-batcher.ts';
 
@@ -97,24 +98,7 @@ export class SqliteStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    this.#db.exec(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-    );
-    const applied = new Set(
-      this.#db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
-    );
-    const record = this.#db.prepare(
-      'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
-    );
-    for (const migration of sqliteMigrations) {
-      if (applied.has(migration.version)) continue;
-      this.#db
-        .transaction(() => {
-          this.#db.exec(migration.sql);
-          record.run(migration.version, migration.name, new Date().toISOString());
-        })
-        .immediate();
-    }
+    await runMigrations(sqliteMigrationTarget(this.#db), sqliteMigrations);
     this.#concerns ??= concernsOf(this.#session);
     const { changes, idempotency } = this.#concerns;
     idempotency.freeAbandoned();
