@@ -24,6 +24,8 @@ export interface Config {
   readonly pgPoolSize: number;
   /** How long one store operation may take before the request gets a 503. */
   readonly storeTimeoutMs: number;
+  /** Per-turn batching of requests, reads and writes (docs/schedulers.md); off only for A/B runs. */
+  readonly batching: boolean;
   readonly idempotencyTtlHours: number;
   readonly eventsMaxStreams: number;
   readonly eventsRetentionHours: number;
@@ -82,6 +84,12 @@ function oneOf<T extends string>(...values: T[]) {
     if (found === undefined) throw new ConfigError(`must be one of ${values.join(', ')}`);
     return found;
   };
+}
+
+function onOff(raw: string): boolean {
+  const lower = raw.toLowerCase();
+  if (lower !== 'on' && lower !== 'off') throw new ConfigError("must be 'on' or 'off'");
+  return lower === 'on';
 }
 
 function optionalString(raw: string): string | null {
@@ -209,6 +217,14 @@ export const settings = [
     defaultValue: '5000',
     description: 'longest wait for the store before a 503',
     parse: integer(100, 600_000),
+  }),
+  define({
+    key: 'batching',
+    env: 'BATCHING',
+    defaultValue: 'on',
+    description:
+      "'on' or 'off': requests, reads and writes batched per event-loop turn (see docs/schedulers.md); 'off' for A/B runs",
+    parse: onOff,
   }),
   define({
     key: 'idempotencyTtlHours',

@@ -73,7 +73,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   registerBodyParsers(app);
   const routes = createRouteRegistry(app);
   // First of all: requests go on in batches, one per turn of the event loop (see the file).
-  registerTurnBatching(app);
+  if (config.batching) registerTurnBatching(app);
   // Before the error layer's hooks, so its redirects carry these headers too.
   // A callback hook: an async one costs a promise and a microtask turn on every request.
   app.addHook('onRequest', (request, reply, done) => {

@@ -15,12 +15,14 @@ export function createStore(config: Config, log: StoreLogger): Store {
     return new SqliteStore({
       filename: file === ':memory:' ? ':memory:' : file,
       synchronous: config.sqliteSynchronous,
+      batching: config.batching,
     });
   }
   return new PostgresStore({
     url,
     poolSize: config.pgPoolSize,
     timeoutMs: config.storeTimeoutMs,
+    batching: config.batching,
     onBackgroundError: (err) => log.error({ err }, 'postgres background error'),
   });
 }

@@ -72,9 +72,10 @@ for (const engine of engines) {
 }
 
 describe('CreateBatcher (PostgreSQL group commit)', () => {
-  function fake(failWith?: (rows: readonly CreateRow[]) => unknown) {
+  function fake(failWith?: (rows: readonly CreateRow[]) => unknown, batching?: boolean) {
     const calls: { kind: 'one' | 'many'; rows: CreateRow[] }[] = [];
     const batcher = new CreateBatcher({
+      ...(batching === undefined ? {} : { batching }),
       one: async (row) => {
         calls.push({ kind: 'one', rows: [row] });
         const error = failWith?.([row]);
@@ -98,6 +99,17 @@ describe('CreateBatcher (PostgreSQL group commit)', () => {
     assert.deepEqual(calls, [{ kind: 'many', rows: [[1], [2], [3], [4], [5]] }]);
     await batcher.submit([6]);
     assert.deepEqual(calls.at(-1), { kind: 'one', rows: [[6]] });
+  });
+
+  it('with batching off each create is sent at once, alone', async () => {
+    const { batcher, calls } = fake(undefined, false);
+    const creates = [1, 2, 3].map((n) => batcher.submit([n]));
+    assert.deepEqual(calls, [
+      { kind: 'one', rows: [[1]] },
+      { kind: 'one', rows: [[2]] },
+      { kind: 'one', rows: [[3]] },
+    ]);
+    await Promise.all(creates);
   });
 
   it('creates arriving while a batch is in flight wait for it, then share the next batch', async () => {

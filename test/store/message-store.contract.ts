@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { v7 as uuidv7 } from 'uuid';
-import { defaultConfig } from '../../src/config.ts';
+import { defaultConfig, type Config } from '../../src/config.ts';
 import { AppError, ErrorKinds, isAppError } from '../../src/errors.ts';
 import type { Message, NewMessage } from '../../src/messages/message.ts';
 import { messageJson } from '../../src/messages/message-json.ts';
@@ -21,16 +21,17 @@ import { skipUnless } from '../support/prerequisites.ts';
 
 const silent = { error: () => undefined };
 
-function openStore(url: string): Store {
-  return createStore(defaultConfig({ databaseUrl: url, logLevel: 'silent' }), silent);
+function openStoreWith(url: string, settings: Partial<Config>): Store {
+  return createStore(defaultConfig({ ...settings, databaseUrl: url, logLevel: 'silent' }), silent);
 }
 
 async function withStore(
   engine: Engine,
+  settings: Partial<Config>,
   fn: (store: Store, db: TestDatabase) => Promise<void>,
 ): Promise<void> {
   const db = await engine.createDatabase();
-  const store = openStore(db.url);
+  const store = openStoreWith(db.url, settings);
   try {
     await store.migrate();
     await fn(store, db);
@@ -77,12 +78,15 @@ function timing(msAfterT0: number): ClaimTiming {
 
 const noCheck = () => undefined;
 
-export function messageStoreContract(engine: Engine): void {
-  describe(`Store contract [${engine.name}]`, async () => {
+/** `settings`: the store's settings besides DATABASE_URL (e.g. BATCHING=off), named in the title. */
+export function messageStoreContract(engine: Engine, settings: Partial<Config> = {}): void {
+  const openStore = (url: string) => openStoreWith(url, settings);
+  const named = Object.entries(settings).map(([key, value]) => `, ${key}=${String(value)}`);
+  describe(`Store contract [${engine.name}${named.join('')}]`, async () => {
     const unavailable = await engine.unavailable();
     const skip = unavailable === false ? false : skipUnless(false, unavailable);
     const test = (name: string, fn: (store: Store, db: TestDatabase) => Promise<void>) =>
-      it(name, { skip }, () => withStore(engine, fn));
+      it(name, { skip }, () => withStore(engine, settings, fn));
 
     describe('create and get', () => {
       test('create returns the stored message: version 1, updatedAt = createdAt', async (store) => {

@@ -25,6 +25,17 @@ test('gets of one turn share one fetch (ids once each); each caller gets its own
   assert.deepEqual(fetches.at(-1), ['a']);
 });
 
+test('with batching off each get is a fetch of its own, sent at once', async () => {
+  const fetches: string[][] = [];
+  const batcher = new ReadBatcher<Row>(async (ids) => {
+    fetches.push([...ids]);
+    return ids.filter((id) => id !== 'x').map((id) => ({ id, n: id.length }));
+  }, false);
+  const gets = ['b', 'a', 'x'].map((id) => batcher.get(id));
+  assert.deepEqual(fetches, [['b'], ['a'], ['x']]);
+  assert.deepEqual(await Promise.all(gets), [{ id: 'b', n: 1 }, { id: 'a', n: 1 }, undefined]);
+});
+
 test('a failed fetch fails every get of its batch, and the next turn fetches again', async () => {
   let fail = true;
   const down = new Error('store unavailable');

@@ -18,7 +18,7 @@ class Mapped extends Error {
 }
 
 /** A real database file, with every COMMIT the batcher runs counted. */
-function setUp(t: { after(fn: () => void): void }) {
+function setUp(t: { after(fn: () => void): void }, options: { batching?: boolean } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'write-batcher-'));
   const db = new Database(join(dir, 'b.db'));
   db.pragma('journal_mode = WAL');
@@ -36,7 +36,7 @@ function setUp(t: { after(fn: () => void): void }) {
     }
     return statement;
   }) as typeof db.prepare;
-  const batcher = new WriteBatcher(db, { mapError: (error) => new Mapped(error) });
+  const batcher = new WriteBatcher(db, { mapError: (error) => new Mapped(error), ...options });
   const insert = db.prepare('INSERT INTO rows (n) VALUES (?)');
   const stored = () =>
     (db.prepare('SELECT n FROM rows ORDER BY n').pluck().all() as number[]).filter(Boolean);
@@ -99,6 +99,32 @@ test('a write that throws fails alone: its own statements are undone, the others
   assert.match(String((third.reason as Mapped).original), /UNIQUE/);
   assert.equal(counts.commits, 1);
   assert.deepEqual(stored(), [1, 3]);
+});
+
+test('with batching off each write runs at once, in a transaction of its own', async (t) => {
+  const { db, batcher, insert, stored, counts } = setUp(t, { batching: false });
+  const ran: number[] = [];
+  const writes = [1, 2, 3].map((n) =>
+    batcher.submit(() => {
+      ran.push(n);
+      assert.ok(db.inTransaction);
+      insert.run(n);
+    }),
+  );
+  // Before anything else runs: no waiting for the next turn of the event loop.
+  assert.deepEqual(ran, [1, 2, 3]);
+  assert.equal(counts.commits, 3);
+  await Promise.all(writes);
+  assert.deepEqual(stored(), [1, 2, 3]);
+  const refused = new Error('refused');
+  await assert.rejects(
+    batcher.submit(() => {
+      insert.run(4);
+      throw refused;
+    }),
+    (error) => error instanceof Mapped && error.original === refused,
+  );
+  assert.deepEqual(stored(), [1, 2, 3]);
 });
 
 test('a lost transaction fails every write of it and commits none', async (t) => {

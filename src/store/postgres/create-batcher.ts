@@ -11,6 +11,10 @@
  * row, so a failing row fails only its own request. A failure of the
  * database itself (connection lost, timeout, disk full) fails the batch:
  * each of its requests gets the error it would have got alone.
+ *
+ * With `batching` off (BATCHING=off, for A/B runs) each create is sent at
+ * once, alone, as if there were no batcher. How this fits with the other
+ * per-turn schedulers: docs/schedulers.md.
  */
 
 import { CLAIM_LOST } from './errors.ts';
@@ -23,6 +27,8 @@ export interface CreateBatcherOptions {
   readonly one: (row: CreateRow) => Promise<void>;
   /** Several creates in one transaction, all or nothing. */
   readonly many: (rows: readonly CreateRow[]) => Promise<void>;
+  /** False: every create at once, alone (default true). */
+  readonly batching?: boolean;
 }
 
 interface Pending {
@@ -53,6 +59,7 @@ export class CreateBatcher {
   }
 
   submit(row: CreateRow): Promise<void> {
+    if (this.#options.batching === false) return this.#options.one(row);
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ row, resolve, reject });
       if (!this.#inFlight) {

@@ -19,9 +19,10 @@ export class PostgresMessages implements MessageStore {
   /** Gets asked for in one turn of the event loop share one query (see read-batcher.ts). */
   readonly #gets: ReadBatcher<Message>;
 
-  constructor(session: PostgresSession) {
+  constructor(session: PostgresSession, batching: boolean) {
     this.#session = session;
     this.#creates = new CreateBatcher({
+      batching,
       one: async (row) => {
         await session.query(
           'create-message',
@@ -38,12 +39,14 @@ export class PostgresMessages implements MessageStore {
         );
       },
     });
-    this.#gets = new ReadBatcher<Message>((ids) =>
-      session.query<Message>(
-        'get-messages',
-        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ANY($1::uuid[])`,
-        [ids],
-      ),
+    this.#gets = new ReadBatcher<Message>(
+      (ids) =>
+        session.query<Message>(
+          'get-messages',
+          `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ANY($1::uuid[])`,
+          [ids],
+        ),
+      batching,
     );
   }
 

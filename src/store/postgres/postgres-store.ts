@@ -20,6 +20,8 @@ export interface PostgresStoreOptions {
   readonly timeoutMs: number;
   /** Errors of idle connections: logged, never thrown. */
   readonly onBackgroundError: (error: Error) => void;
+  /** Creates and gets batched per turn (default); off: one query each (BATCHING=off). */
+  readonly batching?: boolean;
 }
 
 /** What the concerns share: the pool, and the store timeout around each operation. */
@@ -75,7 +77,7 @@ export class PostgresStore implements Store {
         this.#withDeadline(() => this.#runTransaction(work)),
       withDeadline: <T>(operation: () => Promise<T>) => this.#withDeadline(operation),
     };
-    this.messages = new PostgresMessages(session);
+    this.messages = new PostgresMessages(session, options.batching ?? true);
     this.changes = new PostgresChangeLog(session, {
       config,
       schema: this.#schema,

@@ -5,6 +5,8 @@
  * SQLite (profiled). The gets asked for in one turn go out as one query for
  * all their ids; each caller gets its own row. Gets never fail alone (a
  * select by id has no row-level errors): a failed query fails its batch.
+ * With `batching` off (BATCHING=off, for A/B runs) each get is a query of
+ * its own. How this fits with the other per-turn schedulers: docs/schedulers.md.
  */
 
 /** Enough for every connection of a busy instance, small enough for one index scan. */
@@ -18,14 +20,17 @@ interface Pending<R> {
 
 export class ReadBatcher<R extends { readonly id: string }> {
   readonly #fetch: (ids: readonly string[]) => Promise<readonly R[]>;
+  readonly #batching: boolean;
   #queue: Pending<R>[] = [];
 
   /** `fetch` reads the rows of these ids (any order; ids not stored are simply absent). */
-  constructor(fetch: (ids: readonly string[]) => Promise<readonly R[]>) {
+  constructor(fetch: (ids: readonly string[]) => Promise<readonly R[]>, batching = true) {
     this.#fetch = fetch;
+    this.#batching = batching;
   }
 
   get(id: string): Promise<R | undefined> {
+    if (!this.#batching) return this.#fetch([id]).then((rows) => rows[0]);
     return new Promise((resolve, reject) => {
       if (this.#queue.length === 0) setImmediate(this.#flush);
       this.#queue.push({ id, resolve, reject });

@@ -25,6 +25,12 @@ export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
   readonly filename: string;
   readonly synchronous: SqliteSynchronous;
+  /**
+   * Reads share a transaction per turn, writes a group commit and its flush
+   * (default); off: each read its own statement, each write its own
+   * transaction and flush (BATCHING=off).
+   */
+  readonly batching?: boolean;
 }
 
 /** What the concerns share: the one connection, its read snapshot, and the group commit. */
@@ -57,10 +63,12 @@ export class SqliteStore implements Store {
   /** synchronous=full on a file: commits are made durable by #walSync, off the event loop. */
   readonly #syncWal: boolean;
   #walSync: WalSync | undefined;
+  readonly #batching: boolean;
 
   constructor(options: SqliteStoreOptions) {
     if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
     this.#filename = options.filename;
+    this.#batching = options.batching ?? true;
     this.#syncWal = options.synchronous === 'full' && options.filename !== ':memory:';
     this.#db = new Database(options.filename);
     this.#db.pragma('journal_mode = WAL');
@@ -74,13 +82,14 @@ export class SqliteStore implements Store {
     this.#beginRead = this.#db.prepare('BEGIN');
     this.#endReadStatement = this.#db.prepare('COMMIT');
     this.#batcher = new WriteBatcher(this.#db, {
+      batching: this.#batching,
       mapError: toStoreError,
       beforeTransaction: this.#endRead,
       afterCommit: () => this.#makeDurable(),
     });
     this.#session = {
       db: this.#db,
-      snapshot: this.#snapshot,
+      snapshot: this.#batching ? this.#snapshot : () => undefined,
       write: this.#batcher.submit.bind(this.#batcher),
     };
   }
@@ -103,7 +112,7 @@ export class SqliteStore implements Store {
     const { changes, idempotency } = this.#concerns;
     idempotency.freeAbandoned();
     if (this.#syncWal && this.#walSync === undefined) {
-      this.#walSync = new WalSync(this.#filename);
+      this.#walSync = new WalSync(this.#filename, { shared: this.#batching });
       changes.trackDurability();
     }
   }
@@ -140,7 +149,9 @@ export class SqliteStore implements Store {
    * half the CPU time of a GET by id, measured). The snapshot ends at the end
    * of the turn, and before each group commit begins (the writes all go
    * through the batcher on this same connection), so a read never misses a
-   * commit that finished before it started.
+   * commit that finished before it started. With batching off each read is
+   * a statement of its own. The order of the per-turn schedulers:
+   * docs/schedulers.md.
    */
   readonly #snapshot = (): void => {
     if (this.#db.inTransaction) return;

@@ -8,7 +8,8 @@
  * consistent) and this class flushes the log with fdatasync on libuv's
  * thread pool; a commit's writes are answered only after a flush that
  * started after the commit has finished. One flush runs at a time: commits
- * made while it runs share the next one.
+ * made while it runs share the next one (unless `shared` is off: then each
+ * waits for a flush of its own, for A/B runs).
  */
 import { closeSync, fdatasync, fdatasyncSync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -24,13 +25,15 @@ export class WalSync {
   /** Waiting for the flush after the running one. */
   #next: Waiter[] = [];
   #idle: (() => void)[] = [];
+  readonly #shared: boolean;
 
   /**
    * Opens the database's log file (it exists once the connection has read or
    * written in WAL mode) and makes it and its directory entry durable now, so
    * everything committed before this process started is on disk too.
    */
-  constructor(databaseFile: string) {
+  constructor(databaseFile: string, options: { readonly shared?: boolean } = {}) {
+    this.#shared = options.shared ?? true;
     this.#fd = openSync(`${databaseFile}-wal`, 'r');
     fdatasyncSync(this.#fd);
     const dir = openSync(dirname(databaseFile), 'r');
@@ -50,8 +53,7 @@ export class WalSync {
   }
 
   #start(): void {
-    const waiters = this.#next;
-    this.#next = [];
+    const waiters = this.#shared ? this.#next.splice(0) : this.#next.splice(0, 1);
     this.#running = true;
     fdatasync(this.#fd, (error) => {
       this.#running = false;

@@ -10,6 +10,10 @@
  * durable; the store does that off the event loop (see wal-sync.ts), so the
  * next batch is parsed, run and committed while the disk flushes this one.
  *
+ * With `batching` off (BATCHING=off, for A/B runs) each write runs at once,
+ * in a transaction of its own. How this fits with the other per-turn
+ * schedulers: docs/schedulers.md.
+ *
  * The control statements are prepared once: better-sqlite3's
  * `db.transaction(fn)` builds four wrapper functions per call, which a
  * profile showed on every write.
@@ -17,6 +21,8 @@
 import type { Database, Statement } from 'better-sqlite3';
 
 export interface WriteBatcherOptions {
+  /** False: every write at once, alone in its transaction (default true). */
+  readonly batching?: boolean;
   /** Turns driver errors into catalogued ones before a request sees them. */
   readonly mapError: (error: unknown) => unknown;
   /** Runs before each group transaction begins (the store ends its read snapshot). */
@@ -52,6 +58,7 @@ export class WriteBatcher {
   readonly #rollbackTo: Statement;
   #queue: QueuedWrite[] = [];
   #scheduled = false;
+  readonly #batching: boolean;
 
   readonly #beforeTransaction: () => void;
   readonly #afterCommit: () => Promise<void> | undefined;
@@ -59,6 +66,7 @@ export class WriteBatcher {
   constructor(db: Database, options: WriteBatcherOptions) {
     this.#db = db;
     this.#mapError = options.mapError;
+    this.#batching = options.batching ?? true;
     this.#beforeTransaction = options.beforeTransaction ?? (() => undefined);
     this.#afterCommit = options.afterCommit ?? (() => undefined);
     this.#begin = db.prepare('BEGIN IMMEDIATE');
@@ -73,7 +81,8 @@ export class WriteBatcher {
   submit<T>(write: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ run: write, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.#scheduled) {
+      if (!this.#batching) this.#flush();
+      else if (!this.#scheduled) {
         this.#scheduled = true;
         setImmediate(this.#flush);
       }
