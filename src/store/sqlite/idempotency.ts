@@ -70,7 +70,7 @@ export class SqliteIdempotency implements IdempotencyStore {
   }
 
   async complete(claim: IdempotencyClaim, response: StoredResponse): Promise<void> {
-    await this.#session.write(() => this.completeWithin(claim, response));
+    await this.#session.write(() => this.completeWithin(claim, response.status, response.body));
   }
 
   async release(claim: IdempotencyClaim): Promise<void> {
@@ -82,10 +82,8 @@ export class SqliteIdempotency implements IdempotencyStore {
   }
 
   /** Records the outcome inside a running write (a create's 201); false if the claim is not held. */
-  completeWithin(claim: IdempotencyClaim, response: StoredResponse): boolean {
-    return (
-      this.#complete.run({ ...claim, status: response.status, response: response.body }).changes > 0
-    );
+  completeWithin(claim: IdempotencyClaim, status: number, body: string): boolean {
+    return this.#complete.run({ ...claim, status, response: body }).changes > 0;
   }
 
   /**

@@ -63,10 +63,7 @@ export class SqliteMessages implements MessageStore {
       this.#changes.append('message.created', stored.room, json);
       // A create commits only while its claim is held (as on PostgreSQL): one whose claim was
       // freed or taken over meanwhile must not store a second copy of the retried message.
-      if (
-        claim !== undefined &&
-        !this.#idempotency.completeWithin(claim, { status: 201, body: json })
-      ) {
+      if (claim !== undefined && !this.#idempotency.completeWithin(claim, 201, json)) {
         throw claimLost();
       }
       return stored;
