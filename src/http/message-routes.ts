@@ -17,7 +17,7 @@ import {
   singleHeader,
 } from './conditional-requests.ts';
 import { idempotencyHooks } from './idempotency-key.ts';
-import { idOfMessageJson } from '../messages/message-json.ts';
+import type { MessagePage } from '../messages/message-store.ts';
 import { assertJsonContentType } from './json-body.ts';
 import { ListQuerystring, nextPageUrl, toListQuery } from './list-query.ts';
 import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
@@ -127,22 +127,21 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
     },
     async (request, reply) => {
       const query = toListQuery(request.query);
-      reply.header('event-seq', String(await service.latestChangeSeq()));
       if (query.limit !== undefined) {
-        const rows = await service.listPage({ ...query, limit: query.limit + 1 });
-        const page = rows.length > query.limit ? rows.slice(0, query.limit) : rows;
-        if (rows.length > query.limit) {
-          const last = idOfMessageJson(page[page.length - 1]!);
-          reply.header('link', `<${nextPageUrl(BASE, query, last)}>; rel="next"`);
+        const page = await service.listPage({ ...query, limit: query.limit });
+        reply.header('event-seq', String(page.latestSeq));
+        if (page.more && page.lastId !== undefined) {
+          reply.header('link', `<${nextPageUrl(BASE, query, page.lastId)}>; rel="next"`);
         }
         // The stored JSON of each message, joined: no objects built, nothing serialized again.
-        return reply.type(JSON_TYPE).send(`[${page.join(',')}]` as unknown as Message[]);
+        return reply.type(JSON_TYPE).send(`[${page.json}]` as unknown as Message[]);
       }
       // Everything: streamed in keyset batches. The first batch is read before
       // the status goes out, so a store that is down gets a proper 503; a
       // failure after that aborts the connection before the closing bracket.
       const batches = service.stream(query);
       const first = await batches.next();
+      if (first.done !== true) reply.header('event-seq', String(first.value.latestSeq));
       const body = Readable.from(
         jsonArray(first.done === true ? undefined : first.value, batches),
         {
@@ -256,18 +255,18 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
 
 /** `[`, the batches comma-separated, `]`: one chunk per batch. */
 async function* jsonArray(
-  first: string[] | undefined,
-  rest: AsyncGenerator<string[]>,
+  first: MessagePage | undefined,
+  rest: AsyncGenerator<MessagePage>,
 ): AsyncGenerator<string> {
   yield '[';
   let separator = '';
-  if (first !== undefined) {
-    yield first.join(',');
-    separator = ',';
-  }
-  for await (const batch of rest) {
-    yield separator + batch.join(',');
-    separator = ',';
+  for (let page = first; page !== undefined;) {
+    if (page.count > 0) {
+      yield separator + page.json;
+      separator = ',';
+    }
+    const next = await rest.next();
+    page = next.done === true ? undefined : next.value;
   }
   yield ']';
 }

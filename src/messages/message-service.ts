@@ -13,8 +13,7 @@ import {
   type Message,
   type UpdateMessageBody,
 } from './message.ts';
-import { idOfMessageJson } from './message-json.ts';
-import type { IdempotencyClaim, MessageStore, WriteCheck } from './message-store.ts';
+import type { IdempotencyClaim, MessagePage, MessageStore, WriteCheck } from './message-store.ts';
 
 export interface MessageServiceDeps {
   readonly store: MessageStore;
@@ -110,8 +109,8 @@ export class MessageService {
     return deleted;
   }
 
-  /** One page: at most `limit` messages in the query's order, each as its JSON text. */
-  listPage(query: ListQuery & { readonly limit: number }): Promise<string[]> {
+  /** One page: at most `limit` messages in the query's order, with the change log's latest seq. */
+  listPage(query: ListQuery & { readonly limit: number }): Promise<MessagePage> {
     return this.#deps.store.list(query);
   }
 
@@ -120,26 +119,21 @@ export class MessageService {
    * stays flat whatever the count and no cursor or connection stays pinned
    * while a slow client reads.
    */
-  async *stream(query: ListQuery): AsyncGenerator<string[]> {
+  async *stream(query: ListQuery): AsyncGenerator<MessagePage> {
     let cursor: Pick<ListQuery, 'after' | 'before'> = {};
     let remaining = query.limit ?? Number.POSITIVE_INFINITY;
     while (remaining > 0) {
       const limit = Math.min(STREAM_BATCH_SIZE, remaining);
-      const batch = await this.#deps.store.list({ ...query, ...cursor, limit });
-      if (batch.length > 0) yield batch;
-      if (batch.length < limit) return;
-      remaining -= batch.length;
-      const last = idOfMessageJson(batch[batch.length - 1]!);
+      const page = await this.#deps.store.list({ ...query, ...cursor, limit });
+      yield page;
+      if (!page.more || page.lastId === undefined) return;
+      remaining -= page.count;
+      const last = page.lastId;
       cursor =
         query.order === 'asc'
           ? { after: last, before: query.before }
           : { before: last, after: query.after };
     }
-  }
-
-  /** The last change committed so far: a list read after this misses none of it. */
-  async latestChangeSeq(): Promise<number> {
-    return (await this.#deps.store.changeLogBounds()).latest;
   }
 
   #authorFor(body: CreateMessageBody, actor: Actor | null): string {

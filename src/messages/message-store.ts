@@ -40,6 +40,23 @@ export interface ClaimTiming {
   readonly ttlMs: number;
 }
 
+/** One page of a list, as it is sent. */
+export interface MessagePage {
+  /**
+   * The messages' JSON texts (the copy stored with each row at write time:
+   * messageJson's bytes) joined by commas, without brackets: a list is sent
+   * without building an object per message.
+   */
+  readonly json: string;
+  readonly count: number;
+  /** The last message's id, lowercase (undefined when the page is empty): the next page's bound. */
+  readonly lastId: string | undefined;
+  /** True when more messages lie beyond this page within the query's bounds. */
+  readonly more: boolean;
+  /** The last change committed before this read (the same snapshot): Event-Seq. */
+  readonly latestSeq: number;
+}
+
 export interface ChangeLogBounds {
   /** The newest committed change (0 when there never was one). */
   readonly latest: number;
@@ -82,10 +99,10 @@ export interface MessageStore {
 
   /**
    * At most `limit` messages within the query's bounds, in the query's order
-   * (keyset on id), each as its JSON text: the copy stored with the row at
-   * write time (messageJson's bytes), so a list is sent without building objects.
+   * (keyset on id), read in one snapshot together with the change log's
+   * latest sequence number.
    */
-  list(query: ListQuery & { readonly limit: number }): Promise<string[]>;
+  list(query: ListQuery & { readonly limit: number }): Promise<MessagePage>;
 
   changeLogBounds(): Promise<ChangeLogBounds>;
 

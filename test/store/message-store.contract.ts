@@ -53,7 +53,7 @@ async function listed(
   store: MessageStore,
   query: Parameters<MessageStore['list']>[0],
 ): Promise<Message[]> {
-  return (await store.list(query)).map((json) => JSON.parse(json) as Message);
+  return JSON.parse(`[${(await store.list(query)).json}]`) as Message[];
 }
 
 function newMessage(overrides: Partial<NewMessage> = {}): NewMessage {
@@ -341,11 +341,55 @@ export function messageStoreContract(engine: Engine): void {
         for (const content of tricky) created.push(await store.create(newMessage({ content })));
         const edited = (await store.update(created[1]!.id, 'edited \t "x"', nextTime(), noCheck))!;
         created[1] = edited.message;
-        assert.deepEqual(
-          await store.list({ order: 'asc', limit: 10 }),
-          created.map((m) => messageJson(m)),
-        );
+        const page = await store.list({ order: 'asc', limit: 10 });
+        assert.equal(page.json, created.map((m) => messageJson(m)).join(','));
         for (const m of created) assert.deepEqual(await store.get(m.id), m);
+      });
+
+      test('a page says its count, its last id, whether more lie beyond, and the latest change', async (store) => {
+        const empty = await store.list({ order: 'asc', limit: 5 });
+        assert.deepEqual(empty, {
+          json: '',
+          count: 0,
+          lastId: undefined,
+          more: false,
+          latestSeq: (await store.changeLogBounds()).latest,
+        });
+        const all = await seed(store);
+        const latest = (await store.changeLogBounds()).latest;
+        assert.ok(latest > 0);
+        for (const order of ['asc', 'desc'] as const) {
+          const sorted = order === 'asc' ? all : [...all].reverse();
+          const cut = await store.list({ order, limit: 3 });
+          assert.equal(cut.count, 3);
+          assert.equal(cut.lastId, sorted[2]!.id);
+          assert.equal(cut.more, true);
+          assert.equal(cut.latestSeq, latest);
+          const exact = await store.list({ order, limit: all.length });
+          assert.equal(exact.count, all.length);
+          assert.equal(exact.more, false, 'a page that ends exactly at the last message');
+          assert.equal(exact.lastId, sorted[sorted.length - 1]!.id);
+          const byIds = await store.list({
+            order,
+            limit: 2,
+            ids: all.slice(0, 3).map((m) => m.id),
+          });
+          assert.equal(byIds.count, 2);
+          assert.equal(byIds.more, true);
+          assert.equal(
+            byIds.lastId,
+            (order === 'asc' ? all.slice(0, 3) : all.slice(0, 3).reverse())[1]!.id,
+          );
+          assert.equal(byIds.latestSeq, latest);
+        }
+        const noneById = await store.list({ order: 'asc', limit: 2, ids: [uuidv7()] });
+        assert.deepEqual(noneById, {
+          json: '',
+          count: 0,
+          lastId: undefined,
+          more: false,
+          latestSeq: latest,
+        });
       });
 
       test('returned ids are lowercase', async (store) => {

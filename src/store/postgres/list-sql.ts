@@ -10,18 +10,24 @@ export const MESSAGE_COLUMNS = `id::text AS id, room, author, content,
 const MIN_ID = '00000000-0000-0000-0000-000000000000';
 const MAX_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
-/** A list reads each message's stored JSON text (`body`); a list by ids its id too. */
+/** The change log's latest sequence number, read in the list's own statement (one snapshot). */
+const LATEST_SEQ = `(SELECT COALESCE((SELECT max(seq) FROM changes), m.purged_through)
+  FROM change_log_meta m WHERE m.id = 1)`;
+
+/**
+ * One round trip per page. `aggregated`: one row `{latest, count, json}`,
+ * the page's stored JSON texts joined in the database (`count` is at most
+ * `limit + 1`: one more says more lie beyond). `rows`: a list by ids (at most
+ * 100) as rows `{latest, id, body}` (one row with null id when none match),
+ * sorted and cut by the caller, since PostgreSQL 15 could only order the
+ * primary-key lookups with a Sort node.
+ */
 export interface ListStatement {
   /** The prepared statement's name: the same for every query of this shape. */
   readonly name: string;
   readonly text: string;
   readonly values: unknown[];
-  /**
-   * True when the statement has no ORDER BY and LIMIT (a list by `ids`, at most
-   * 100 rows): the caller sorts and cuts, which PostgreSQL 15 could only do with
-   * a Sort node over the primary-key lookups.
-   */
-  readonly sortHere: boolean;
+  readonly kind: 'aggregated' | 'rows';
 }
 
 export function listStatement(query: ListQuery & { readonly limit: number }): ListStatement {
@@ -31,8 +37,8 @@ export function listStatement(query: ListQuery & { readonly limit: number }): Li
     values.push(value);
     return `$${values.length}`;
   };
-  // Every column is qualified: MESSAGE_COLUMNS names an output column `id` (id::text), and an
-  // unqualified ORDER BY id binds to that text, which sorts every row instead of walking the index.
+  // Every column is qualified: an unqualified ORDER BY id once bound to a text output column
+  // `id` (id::text) and sorted every row instead of walking the index.
   if (query.room !== undefined && query.ids === undefined) {
     // A room's range of the (room, id) index, as row comparisons: with `room = $1` the planner may
     // walk the primary key instead and filter by room, which reads every other room's messages
@@ -58,18 +64,22 @@ export function listStatement(query: ListQuery & { readonly limit: number }): Li
     query.before !== undefined ? 'b' : ''
   }${query.ids !== undefined ? 'i' : ''}-${query.order}`;
   if (query.ids !== undefined) {
-    return {
-      name,
-      text: `SELECT messages.id::text AS id, messages.body FROM messages${filter}`,
-      values,
-      sortHere: true,
-    };
+    const text = `SELECT l.latest, t.id, t.body FROM (SELECT ${LATEST_SEQ} AS latest) l
+      LEFT JOIN (SELECT messages.id::text AS id, messages.body FROM messages${filter}) t ON true`;
+    return { name, text, values, kind: 'rows' };
   }
   const direction = query.order === 'desc' ? 'DESC' : 'ASC';
   const order =
     query.room === undefined
       ? `messages.id ${direction}`
       : `messages.room ${direction}, messages.id ${direction}`;
-  const text = `SELECT messages.body FROM messages${filter} ORDER BY ${order} LIMIT ${param(query.limit)}`;
-  return { name, text, values, sortHere: false };
+  const limit = param(query.limit);
+  // row_number() numbers the rows in the order the ordered subquery yields them; the aggregate
+  // joins them in that order and leaves out the one extra row.
+  const text = `SELECT ${LATEST_SEQ} AS latest, count(*)::integer AS count,
+      string_agg(t.body, ',' ORDER BY t.n) FILTER (WHERE t.n <= ${limit}) AS json
+    FROM (SELECT s.body, row_number() OVER () AS n
+      FROM (SELECT messages.body FROM messages${filter}
+        ORDER BY ${order} LIMIT ${limit}::integer + 1) s) t`;
+  return { name, text, values, kind: 'aggregated' };
 }

@@ -3,12 +3,13 @@ import pg from 'pg';
 import { AppError, ErrorKinds } from '../../errors.ts';
 import type { Change, ChangeKind } from '../../messages/change.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
-import { messageJson } from '../../messages/message-json.ts';
+import { lastIdOfMessagesJson, messageJson } from '../../messages/message-json.ts';
 import type {
   ChangeLogBounds,
   ClaimOutcome,
   ClaimTiming,
   IdempotencyClaim,
+  MessagePage,
   MessageStore,
   StoredResponse,
   WriteCheck,
@@ -209,18 +210,39 @@ export class PostgresStore implements MessageStore {
     });
   }
 
-  async list(query: ListQuery & { readonly limit: number }): Promise<string[]> {
+  async list(query: ListQuery & { readonly limit: number }): Promise<MessagePage> {
     const statement = listStatement(query);
-    const rows = await this.#query<{ id: string; body: string }>(
+    if (statement.kind === 'aggregated') {
+      const [row] = await this.#query<{ latest: string; count: number; json: string | null }>(
+        statement.name,
+        statement.text,
+        statement.values,
+      );
+      const json = row!.json ?? '';
+      return {
+        json,
+        count: Math.min(row!.count, query.limit),
+        lastId: lastIdOfMessagesJson(json),
+        more: row!.count > query.limit,
+        latestSeq: Number(row!.latest),
+      };
+    }
+    const rows = await this.#query<{ latest: string; id: string | null; body: string | null }>(
       statement.name,
       statement.text,
       statement.values,
     );
-    if (statement.sortHere) {
-      rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      if (query.order === 'desc') rows.reverse();
-    }
-    return rows.slice(0, query.limit).map((row) => row.body);
+    const found = rows.filter((r) => r.id !== null);
+    found.sort((a, b) => (a.id! < b.id! ? -1 : a.id! > b.id! ? 1 : 0));
+    if (query.order === 'desc') found.reverse();
+    const page = found.slice(0, query.limit);
+    return {
+      json: page.map((r) => r.body).join(','),
+      count: page.length,
+      lastId: page[page.length - 1]?.id ?? undefined,
+      more: found.length > query.limit,
+      latestSeq: Number(rows[0]!.latest),
+    };
   }
 
   async changeLogBounds(): Promise<ChangeLogBounds> {

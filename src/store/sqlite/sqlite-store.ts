@@ -6,12 +6,13 @@ import type { SqliteSynchronous } from '../../config.ts';
 import { AppError, ErrorKinds } from '../../errors.ts';
 import type { Change, ChangeKind } from '../../messages/change.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
-import { messageJson } from '../../messages/message-json.ts';
+import { lastIdOfMessagesJson, messageJson } from '../../messages/message-json.ts';
 import type {
   ChangeLogBounds,
   ClaimOutcome,
   ClaimTiming,
   IdempotencyClaim,
+  MessagePage,
   MessageStore,
   StoredResponse,
   WriteCheck,
@@ -217,16 +218,31 @@ export class SqliteStore implements MessageStore {
     });
   }
 
-  async list(query: ListQuery & { readonly limit: number }): Promise<string[]> {
-    this.#ready();
-    const { text, values } = listStatement(query);
+  async list(query: ListQuery & { readonly limit: number }): Promise<MessagePage> {
+    const s = this.#ready();
+    // One more than asked: whether more lie beyond the page.
+    const { text, values } = listStatement({ ...query, limit: query.limit + 1 });
     let statement = this.#listStatements.get(text);
     if (statement === undefined) {
       statement = this.#db.prepare(text).pluck();
       this.#listStatements.set(text, statement);
     }
     try {
-      return this.#read(() => statement.all(...values) as string[]);
+      // The same read transaction: the bounds and the rows are one snapshot.
+      return this.#read(() => {
+        const bounds = this.#clampToDurable(s.changeLogBounds.get() as ChangeLogBounds);
+        const rows = statement.all(...values) as string[];
+        const more = rows.length > query.limit;
+        if (more) rows.length = query.limit;
+        const json = rows.join(',');
+        return {
+          json,
+          count: rows.length,
+          lastId: lastIdOfMessagesJson(json),
+          more,
+          latestSeq: bounds.latest,
+        };
+      });
     } catch (error) {
       throw toStoreError(error);
     }
@@ -235,10 +251,7 @@ export class SqliteStore implements MessageStore {
   async changeLogBounds(): Promise<ChangeLogBounds> {
     try {
       const s = this.#ready();
-      const bounds = this.#read(() => s.changeLogBounds.get() as ChangeLogBounds);
-      return bounds.latest <= this.#durableSeq
-        ? bounds
-        : { ...bounds, latest: Math.max(this.#durableSeq, bounds.purgedThrough) };
+      return this.#clampToDurable(this.#read(() => s.changeLogBounds.get() as ChangeLogBounds));
     } catch (error) {
       throw toStoreError(error);
     }
@@ -356,6 +369,13 @@ export class SqliteStore implements MessageStore {
     this.#readOpen = false;
     if (this.#db.open && this.#db.inTransaction) this.#endReadStatement.run();
   };
+
+  /** Readers of the change log see no further than the last change known to be on disk. */
+  #clampToDurable(bounds: ChangeLogBounds): ChangeLogBounds {
+    return bounds.latest <= this.#durableSeq
+      ? bounds
+      : { ...bounds, latest: Math.max(this.#durableSeq, bounds.purgedThrough) };
+  }
 
   #appendChange(kind: ChangeKind, room: string, json: string): void {
     this.#ready().appendChange.run(kind, room, json, new Date().toISOString());
