@@ -5,9 +5,8 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { rssOf } from './server-process.ts';
+import { rssOf, statusOf } from './server-process.ts';
 
 export interface StartCost {
   readonly startMs: number;
@@ -47,18 +46,6 @@ export function treeRss(root: number): number {
   return processTree(root).reduce((sum, p) => sum + (rssOf(p.pid) || 0), 0);
 }
 
-function status(url: string): Promise<number> {
-  return new Promise((resolve) => {
-    const req = request(url, { timeout: 500 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('error', () => resolve(0));
-    req.on('timeout', () => req.destroy());
-    req.end();
-  });
-}
-
 export interface StartedTree {
   readonly pid: number;
   readonly cost: StartCost;
@@ -78,7 +65,7 @@ export async function startAndMeasure(
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const deadline = Date.now() + 60_000;
-  while ((await status(`http://127.0.0.1:${options.port}/readyz`)) !== 200) {
+  while ((await statusOf(`http://127.0.0.1:${options.port}/readyz`)) !== 200) {
     if (child.exitCode !== null) throw new Error(`${command.join(' ')} exited at start`);
     if (Date.now() > deadline) throw new Error(`${command.join(' ')} did not become ready`);
     await sleep(10);
