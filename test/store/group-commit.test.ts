@@ -56,6 +56,8 @@ for (const engine of engines) {
           outcomes.forEach((o, i) => assert.equal(o.status, i === 15 ? 'rejected' : 'fulfilled'));
           const failure = (outcomes[15] as PromiseRejectedResult).reason;
           assert.ok(isAppError(failure) && failure.kind === ErrorKinds.storeUnavailable);
+          // Told apart from the store being down (PostgreSQL signals both as serialization_failure).
+          assert.match(failure.detail, /claim was lost/);
           for (const [i, m] of inputs.entries()) {
             assert.equal((await store.get(m.id))?.id, i === 15 ? undefined : m.id);
           }

@@ -1,5 +1,6 @@
 /** Turns node-postgres errors into catalogued errors before they leave the engine folder. */
 import { AppError, ErrorKinds, isAppError } from '../../errors.ts';
+import { claimLost } from '../../messages/idempotency.ts';
 
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
@@ -12,7 +13,7 @@ const UNAVAILABLE_CODES = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
   '53300', // too_many_connections
-  '40001', // serialization_failure
+  '40001', // serialization_failure (a lost claim too, told apart below)
   '40P01', // deadlock_detected
   '57014', // query_canceled (statement_timeout)
 ]);
@@ -45,9 +46,17 @@ export function unavailable(cause?: unknown): AppError {
   });
 }
 
+/**
+ * create_message() signals a create whose Idempotency-Key claim is no longer
+ * held with serialization_failure and this text (see migrations.ts, version 2):
+ * the text tells it apart from a real serialization failure.
+ */
+const CLAIM_LOST_MESSAGE = 'the Idempotency-Key claim is no longer held';
+
 export function toStoreError(error: unknown): unknown {
   if (isAppError(error) || !(error instanceof Error)) return error;
   const code = (error as { code?: unknown }).code;
+  if (code === '40001' && error.message === CLAIM_LOST_MESSAGE) return claimLost(error);
   if (code === '53100') {
     return new AppError(
       ErrorKinds.insufficientStorage,

@@ -2,6 +2,7 @@
 import pg from 'pg';
 import { AppError, ErrorKinds } from '../../errors.ts';
 import type { Change, ChangeKind } from '../../messages/change.ts';
+import { decideClaim } from '../../messages/idempotency.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
 import { messageJson } from '../../messages/message-json.ts';
 import type {
@@ -52,6 +53,7 @@ export function connectionConfig(url: string, poolSize: number, timeoutMs: numbe
 
 export class PostgresStore implements MessageStore {
   readonly engine = 'postgres';
+  readonly ownedByOneProcess = false;
   readonly #pool: pg.Pool;
   readonly #config: pg.PoolConfig;
   readonly #schema: string | null;
@@ -265,14 +267,18 @@ export class PostgresStore implements MessageStore {
         values: [claim.scope, claim.key],
       });
       const row = rows[0];
-      const claimedMs = row === undefined ? 0 : Number(row.claimed_ms);
-      const nowMs = timing.now.getTime();
-      const expired =
-        row === undefined ||
-        (row.state === 'pending'
-          ? claimedMs + timing.inFlightMs <= nowMs
-          : claimedMs + timing.ttlMs <= nowMs);
-      if (expired) {
+      const outcome = decideClaim(
+        row && {
+          requestHash: row.request_hash,
+          state: row.state,
+          status: row.status,
+          response: row.response,
+          claimedAtMs: Number(row.claimed_ms),
+        },
+        claim.requestHash,
+        timing,
+      );
+      if (outcome.kind === 'claimed') {
         await client.query({
           name: 'take-over-claim',
           text: `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, claimed_at)
@@ -282,11 +288,8 @@ export class PostgresStore implements MessageStore {
                    claimed_at = EXCLUDED.claimed_at`,
           values: [claim.scope, claim.key, claim.requestHash, claim.token, now],
         });
-        return { kind: 'claimed' };
       }
-      if (row.state === 'pending') return { kind: 'in-flight' };
-      if (row.request_hash !== claim.requestHash) return { kind: 'mismatch' };
-      return { kind: 'replay', status: row.status ?? 500, body: row.response ?? '' };
+      return outcome;
     });
   }
 

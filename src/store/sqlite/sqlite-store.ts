@@ -5,6 +5,7 @@ import Database, { type Statement } from 'better-sqlite3';
 import type { SqliteSynchronous } from '../../config.ts';
 import { AppError, ErrorKinds } from '../../errors.ts';
 import type { Change, ChangeKind } from '../../messages/change.ts';
+import { claimLost, decideClaim } from '../../messages/idempotency.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
 import { messageJson } from '../../messages/message-json.ts';
 import type {
@@ -62,6 +63,7 @@ interface IdempotencyRow {
 
 export class SqliteStore implements MessageStore {
   readonly engine = 'sqlite';
+  readonly ownedByOneProcess = true;
   readonly #db: Database.Database;
   readonly #batcher: WriteBatcher;
   #statements: ReturnType<typeof prepareStatements> | undefined;
@@ -120,10 +122,6 @@ export class SqliteStore implements MessageStore {
         })
         .immediate();
     }
-    // A SQLite file belongs to one process, so a claim still pending at start was left by a
-    // process that died mid-request: free it now rather than make its client's retry wait
-    // (409) for the in-flight expiry.
-    this.#db.prepare("DELETE FROM idempotency_keys WHERE state = 'pending'").run();
     this.#statements = prepareStatements(this.#db);
     if (this.#syncWal && this.#walSync === undefined) {
       this.#walSync = new WalSync(this.#filename);
@@ -161,9 +159,7 @@ export class SqliteStore implements MessageStore {
         claim !== undefined &&
         s.completeClaim.run({ ...claim, status: 201, response: json }).changes === 0
       ) {
-        throw new AppError(ErrorKinds.storeUnavailable, 'The Idempotency-Key claim was lost.', {
-          headers: { 'retry-after': '1' },
-        });
+        throw claimLost();
       }
       return stored;
     });
@@ -268,18 +264,19 @@ export class SqliteStore implements MessageStore {
     const now = timing.now.getTime();
     return this.#batcher.submit((): ClaimOutcome => {
       const row = s.getClaim.get(claim) as IdempotencyRow | undefined;
-      const expired =
-        row !== undefined &&
-        (row.state === 'pending'
-          ? row.claimed_at + timing.inFlightMs <= now
-          : row.claimed_at + timing.ttlMs <= now);
-      if (row === undefined || expired) {
-        s.upsertClaim.run({ ...claim, claimedAt: now });
-        return { kind: 'claimed' };
-      }
-      if (row.state === 'pending') return { kind: 'in-flight' };
-      if (row.request_hash !== claim.requestHash) return { kind: 'mismatch' };
-      return { kind: 'replay', status: row.status ?? 500, body: row.response ?? '' };
+      const outcome = decideClaim(
+        row && {
+          requestHash: row.request_hash,
+          state: row.state,
+          status: row.status,
+          response: row.response,
+          claimedAtMs: row.claimed_at,
+        },
+        claim.requestHash,
+        timing,
+      );
+      if (outcome.kind === 'claimed') s.upsertClaim.run({ ...claim, claimedAt: now });
+      return outcome;
     });
   }
 
