@@ -144,10 +144,25 @@ const nestedBody = fc
     return `{"author":"ada",${at === 'content' ? '"content"' : '"x"'}:${inner}}`;
   });
 
+/** Hundreds or thousands of unknown fields, or a few with huge names: the 400 must stay small. */
+const manyFieldsBody = fc
+  .record({
+    count: fc.integer({ min: 21, max: 4_000 }),
+    nameLength: fc.integer({ min: 1, max: 12 }),
+  })
+  .map(({ count, nameLength }) => {
+    const fields = Array.from(
+      { length: nameLength > 10 ? 3 : count },
+      (_, i) => `"${String(i).padStart(nameLength > 10 ? 15_000 : nameLength, 'x')}":${i}`,
+    );
+    return `{${fields.join(',')}}`;
+  });
+
 /** What a body can be: an object's JSON, any JSON, deep nesting, raw bytes, or broken JSON. */
 const hostileBody: fc.Arbitrary<Buffer | string | undefined> = fc.oneof(
   { arbitrary: hostileObject.map((o) => JSON.stringify(o)), weight: 6 },
   { arbitrary: nestedBody, weight: 2 },
+  { arbitrary: manyFieldsBody, weight: 1 },
   { arbitrary: fc.jsonValue().map((v) => JSON.stringify(v)), weight: 1 },
   { arbitrary: fc.uint8Array({ maxLength: 120 }).map((a) => Buffer.from(a)), weight: 1 },
   {
