@@ -8,5 +8,7 @@ declare module 'fastify' {
     actor: Actor | null;
     /** The Idempotency-Key claim this request holds, if it sent a key (see idempotency-key.ts). */
     idempotency: HeldClaim | null;
+    /** The URL carried `access_token` (see url-tokens.ts): the answer must not be cached by others. */
+    tokenInUrl: boolean;
   }
 }
