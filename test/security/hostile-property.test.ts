@@ -14,8 +14,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { Message } from '../../src/messages/message.ts';
-import { engines } from '../support/engines.ts';
-import { skipUnless } from '../support/prerequisites.ts';
+import { engines, skipUnlessEngine } from '../support/engines.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { AUTH, bearer, token } from '../auth/tokens.ts';
 import {
@@ -423,8 +422,7 @@ async function send(t: TestApp, request: HostileRequest): Promise<Answer> {
 
 for (const engine of engines) {
   describe(`hostile input, property-based [${engine.name}]`, async () => {
-    const unavailable = await engine.unavailable();
-    const skip = unavailable === false ? false : skipUnless(false, unavailable);
+    const skip = await skipUnlessEngine(engine);
     let t: TestApp;
     let ids: string[] = [];
 
@@ -561,8 +559,7 @@ for (const engine of engines) {
   });
 
   describe(`hostile credentials, property-based [${engine.name}]`, async () => {
-    const unavailable = await engine.unavailable();
-    const skip = unavailable === false ? false : skipUnless(false, unavailable);
+    const skip = await skipUnlessEngine(engine);
     let t: TestApp;
     let good: string;
     before(async () => {
