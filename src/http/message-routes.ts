@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { IdempotencyService } from '../messages/idempotency.ts';
+import { MAX_KEPT_OUTCOME_BYTES, type IdempotencyService } from '../messages/idempotency.ts';
 import {
   CreateMessageBody,
   MessageSchema,
@@ -46,7 +46,9 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         operationId: 'createMessage',
         summary: 'Create a message',
         description:
-          'Stores a new message and answers 201 with it, its Location and ETag. `room` defaults to `general`. With an `Idempotency-Key` (a quoted structured-field string means the same key), a retry with the same body replays the first answer (`Idempotent-Replayed: true`), a different body is a 422, and a retry while the first is in flight is a 409. Only 2xx and 4xx outcomes are kept (24 hours at least); after a 5xx the key is free again.',
+          'Stores a new message and answers 201 with it, its Location and ETag. `room` defaults to `general`. With an `Idempotency-Key` (a quoted structured-field string means the same key), a retry with the same body replays the first answer (`Idempotent-Replayed: true`), a different body is a 422, and a retry while the first is in flight is a 409. Only 2xx and 4xx outcomes are kept (24 hours at least; an answer over ' +
+          String(MAX_KEPT_OUTCOME_BYTES / 1024) +
+          ' KiB is not kept, its key is freed, and problems stay far below that); after a 5xx the key is free again.',
         tags: ['messages'],
         headers: Type.Object({
           'idempotency-key': Type.Optional(

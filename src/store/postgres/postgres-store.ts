@@ -2,7 +2,7 @@
 import pg from 'pg';
 import { AppError, ErrorKinds } from '../../errors.ts';
 import type { Change, ChangeKind } from '../../messages/change.ts';
-import { decideClaim } from '../../messages/idempotency.ts';
+import { decideClaim, type StoredClaim } from '../../messages/idempotency.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
 import { messageJson } from '../../messages/message-json.ts';
 import type {
@@ -253,31 +253,15 @@ export class PostgresStore implements MessageStore {
         values: [claim.scope, claim.key, claim.requestHash, claim.token, now],
       });
       if (inserted.rowCount === 1) return { kind: 'claimed' };
-      const { rows } = await client.query<{
-        request_hash: string;
-        state: 'pending' | 'done';
-        status: number | null;
-        response: string | null;
-        claimed_ms: string;
-      }>({
+      // Milliseconds as a float8 (exact below 2^53): node-postgres gives a bigint as text.
+      const { rows } = await client.query<StoredClaim>({
         name: 'lock-claim',
-        text: `SELECT request_hash, state, status, response,
-                 (extract(epoch FROM claimed_at) * 1000)::bigint AS claimed_ms
+        text: `SELECT request_hash AS "requestHash", state, status, response,
+                 round(extract(epoch FROM claimed_at) * 1000)::float8 AS "claimedAtMs"
                FROM idempotency_keys WHERE scope = $1 AND key = $2 FOR UPDATE`,
         values: [claim.scope, claim.key],
       });
-      const row = rows[0];
-      const outcome = decideClaim(
-        row && {
-          requestHash: row.request_hash,
-          state: row.state,
-          status: row.status,
-          response: row.response,
-          claimedAtMs: Number(row.claimed_ms),
-        },
-        claim.requestHash,
-        timing,
-      );
+      const outcome = decideClaim(rows[0], claim.requestHash, timing);
       if (outcome.kind === 'claimed') {
         await client.query({
           name: 'take-over-claim',

@@ -5,7 +5,7 @@ import Database, { type Statement } from 'better-sqlite3';
 import type { SqliteSynchronous } from '../../config.ts';
 import { AppError, ErrorKinds } from '../../errors.ts';
 import type { Change, ChangeKind } from '../../messages/change.ts';
-import { claimLost, decideClaim } from '../../messages/idempotency.ts';
+import { claimLost, decideClaim, type StoredClaim } from '../../messages/idempotency.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
 import { messageJson } from '../../messages/message-json.ts';
 import type {
@@ -50,15 +50,6 @@ function toMessage(row: MessageRow): Message {
 function readMessage(statement: Statement, id: string): Message | undefined {
   const row = statement.get(id) as MessageRow | undefined;
   return row === undefined ? undefined : toMessage(row);
-}
-
-interface IdempotencyRow {
-  request_hash: string;
-  token: string;
-  state: 'pending' | 'done';
-  status: number | null;
-  response: string | null;
-  claimed_at: number;
 }
 
 export class SqliteStore implements MessageStore {
@@ -263,18 +254,8 @@ export class SqliteStore implements MessageStore {
     const s = this.#ready();
     const now = timing.now.getTime();
     return this.#batcher.submit((): ClaimOutcome => {
-      const row = s.getClaim.get(claim) as IdempotencyRow | undefined;
-      const outcome = decideClaim(
-        row && {
-          requestHash: row.request_hash,
-          state: row.state,
-          status: row.status,
-          response: row.response,
-          claimedAtMs: row.claimed_at,
-        },
-        claim.requestHash,
-        timing,
-      );
+      const row = s.getClaim.get(claim) as StoredClaim | undefined;
+      const outcome = decideClaim(row, claim.requestHash, timing);
       if (outcome.kind === 'claimed') s.upsertClaim.run({ ...claim, claimedAt: now });
       return outcome;
     });
@@ -393,7 +374,8 @@ function prepareStatements(db: Database.Database) {
     deleteChangesThrough: db.prepare('DELETE FROM changes WHERE seq <= ?'),
     setPurgedThrough: db.prepare('UPDATE change_log_meta SET purged_through = ? WHERE id = 1'),
     getClaim: db.prepare(
-      'SELECT request_hash, token, state, status, response, claimed_at FROM idempotency_keys WHERE scope = @scope AND key = @key',
+      `SELECT request_hash AS requestHash, state, status, response, claimed_at AS claimedAtMs
+       FROM idempotency_keys WHERE scope = @scope AND key = @key`,
     ),
     upsertClaim: db.prepare(
       `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, status, response, claimed_at)
