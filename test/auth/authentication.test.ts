@@ -294,6 +294,9 @@ describe('authentication', () => {
     const elsewhere = await inject({ url: `/healthz?access_token=${jwt}` });
     assert.equal(elsewhere.statusCode, 200);
     assert.equal(elsewhere.headers['cache-control'], 'private, no-cache');
+    // A path the router cannot decode is answered before any hook, and privately too.
+    const undecodable = await inject({ url: `/api/messages/%ZZ?%61ccess_token=${jwt}` });
+    assert.equal(undecodable.headers['cache-control'], 'private, no-cache');
     const text = log.join('\n');
     for (const part of jwt.split('.')) assert.ok(!text.includes(part), 'the token reached the log');
   });
