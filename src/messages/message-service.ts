@@ -3,8 +3,9 @@
  * concurrency, 404s. The store makes each write atomic and appends its change;
  * the service decides whether the write may happen and wakes the listeners.
  */
-import { AppError, ErrorKinds, invalidField, type FieldError } from '../errors.ts';
+import { AppError, ErrorKinds, type FieldError } from '../errors.ts';
 import type { Actor } from './actor.ts';
+import type { HeldClaim } from './idempotency.ts';
 import {
   DEFAULT_ROOM,
   isWellFormedId,
@@ -13,7 +14,7 @@ import {
   type Message,
   type UpdateMessageBody,
 } from './message.ts';
-import type { IdempotencyClaim, MessagePage, MessageStore, WriteCheck } from './message-store.ts';
+import type { MessagePage, MessageStore, WriteCheck } from './message-store.ts';
 
 export interface MessageServiceDeps {
   readonly store: MessageStore;
@@ -37,12 +38,13 @@ export class MessageService {
     this.#deps = deps;
   }
 
-  async create(
-    body: CreateMessageBody,
-    actor: Actor | null,
-    claim?: IdempotencyClaim,
-  ): Promise<Message> {
-    const author = this.#authorFor(body, actor);
+  /** With a held Idempotency-Key claim, the 201 is kept in the create's own transaction. */
+  async create(body: CreateMessageBody, actor: Actor | null, held?: HeldClaim): Promise<Message> {
+    const authorErrors = authorRuleErrors(body, actor);
+    if (authorErrors.length > 0) {
+      throw new AppError(ErrorKinds.validation, authorErrors[0]!.detail, { errors: authorErrors });
+    }
+    const author = actor?.subject ?? body.author!;
     const message = await this.#deps.store.create(
       {
         id: this.#deps.newId(),
@@ -51,8 +53,9 @@ export class MessageService {
         content: body.content,
         createdAt: this.#nowIso(),
       },
-      claim,
+      held?.claim,
     );
+    held?.close();
     this.#deps.onChange();
     return message;
   }
@@ -136,20 +139,25 @@ export class MessageService {
     }
   }
 
-  #authorFor(body: CreateMessageBody, actor: Actor | null): string {
-    if (actor !== null) {
-      if (body.author !== undefined && body.author !== actor.subject) {
-        throw invalidField('author', "author must be left out or equal the token's subject");
-      }
-      return actor.subject;
-    }
-    if (body.author === undefined) throw invalidField('author', 'author is required');
-    return body.author;
-  }
-
   #nowIso(): string {
     return this.#deps.now().toISOString();
   }
+}
+
+/**
+ * The create's rule on `author` that no schema can state, as it depends on
+ * who asks: required with auth off; with auth on, left out or equal to the
+ * token's subject. For any parsed body, so that a 400 can name these
+ * failures together with the schema's.
+ */
+export function authorRuleErrors(body: unknown, actor: Actor | null): FieldError[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [];
+  const { author } = body as { author?: unknown };
+  if (actor === null) {
+    return author === undefined ? [{ pointer: '#/author', detail: 'author is required' }] : [];
+  }
+  if (author === undefined || author === actor.subject) return [];
+  return [{ pointer: '#/author', detail: "author must be left out or equal the token's subject" }];
 }
 
 function notFound(): AppError {

@@ -38,6 +38,8 @@ export interface ClaimTiming {
   readonly inFlightMs: number;
   /** A completed outcome older than this is forgotten. */
   readonly ttlMs: number;
+  /** A pending claim taken before this was left by a process that died (see ownedByOneProcess). */
+  readonly abandonedBefore?: Date;
 }
 
 /** One page of a list, as it is sent. */
@@ -67,6 +69,9 @@ export interface ChangeLogBounds {
 export interface MessageStore {
   /** Short engine name for logs and metrics, e.g. 'sqlite'. */
   readonly engine: string;
+
+  /** One process at a time owns the store (a SQLite file): what it left pending, it left by dying. */
+  readonly ownedByOneProcess: boolean;
 
   /** Applies pending migrations. Safe when several instances start at once. */
   migrate(): Promise<void>;
@@ -109,6 +114,10 @@ export interface MessageStore {
   /** Up to `limit` changes with seq > `after`, in seq order; every one is committed. */
   changesSince(after: number, limit: number): Promise<Change[]>;
 
+  /**
+   * Reads the key's row and lets the domain's decideClaim() rule on it, in one
+   * transaction; stores this claim (pending) when the answer is 'claimed'.
+   */
   claimIdempotencyKey(claim: IdempotencyClaim, timing: ClaimTiming): Promise<ClaimOutcome>;
 
   /** Records a non-create outcome (a 4xx) for a claim. */

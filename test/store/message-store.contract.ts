@@ -17,8 +17,7 @@ import type {
   MessageStore,
 } from '../../src/messages/message-store.ts';
 import { createStore } from '../../src/store/create-store.ts';
-import type { Engine, TestDatabase } from '../support/engines.ts';
-import { skipUnless } from '../support/prerequisites.ts';
+import { skipUnlessEngine, type Engine, type TestDatabase } from '../support/engines.ts';
 
 const silent = { error: () => undefined };
 
@@ -80,8 +79,7 @@ const noCheck = () => undefined;
 
 export function messageStoreContract(engine: Engine): void {
   describe(`MessageStore contract [${engine.name}]`, async () => {
-    const unavailable = await engine.unavailable();
-    const skip = unavailable === false ? false : skipUnless(false, unavailable);
+    const skip = await skipUnlessEngine(engine);
     const test = (name: string, fn: (store: MessageStore, db: TestDatabase) => Promise<void>) =>
       it(name, { skip }, () => withStore(engine, fn));
 

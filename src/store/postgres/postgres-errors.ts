@@ -1,5 +1,6 @@
 /** Turns node-postgres errors into catalogued errors before they leave the engine folder. */
 import { AppError, ErrorKinds, isAppError } from '../../errors.ts';
+import { claimLost } from '../../messages/idempotency.ts';
 
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
@@ -51,13 +52,8 @@ export const CLAIM_LOST = 'MS001';
 export function toStoreError(error: unknown): unknown {
   if (isAppError(error) || !(error instanceof Error)) return error;
   const code = (error as { code?: unknown }).code;
-  if (code === CLAIM_LOST) {
-    // Nothing was stored; the retry (which freed or took over the claim) decides.
-    return new AppError(ErrorKinds.storeUnavailable, 'The Idempotency-Key claim was lost.', {
-      headers: { 'retry-after': '1' },
-      cause: error,
-    });
-  }
+  // Nothing was stored; the retry (which freed or took over the claim) decides.
+  if (code === CLAIM_LOST) return claimLost(error);
   if (code === '53100') {
     return new AppError(
       ErrorKinds.insufficientStorage,

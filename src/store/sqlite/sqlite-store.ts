@@ -5,6 +5,7 @@ import Database, { type Statement } from 'better-sqlite3';
 import type { SqliteSynchronous } from '../../config.ts';
 import { AppError, ErrorKinds } from '../../errors.ts';
 import type { Change, ChangeKind } from '../../messages/change.ts';
+import { claimLost, decideClaim, type StoredClaim } from '../../messages/idempotency.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
 import { lastIdOfMessagesJson, messageJson } from '../../messages/message-json.ts';
 import type {
@@ -52,17 +53,9 @@ function readMessage(statement: Statement, id: string): Message | undefined {
   return row === undefined ? undefined : toMessage(row);
 }
 
-interface IdempotencyRow {
-  request_hash: string;
-  token: string;
-  state: 'pending' | 'done';
-  status: number | null;
-  response: string | null;
-  claimed_at: number;
-}
-
 export class SqliteStore implements MessageStore {
   readonly engine = 'sqlite';
+  readonly ownedByOneProcess = true;
   readonly #db: Database.Database;
   readonly #batcher: WriteBatcher;
   #statements: ReturnType<typeof prepareStatements> | undefined;
@@ -121,10 +114,6 @@ export class SqliteStore implements MessageStore {
         })
         .immediate();
     }
-    // A SQLite file belongs to one process, so a claim still pending at start was left by a
-    // process that died mid-request: free it now rather than make its client's retry wait
-    // (409) for the in-flight expiry.
-    this.#db.prepare("DELETE FROM idempotency_keys WHERE state = 'pending'").run();
     this.#statements = prepareStatements(this.#db);
     if (this.#syncWal && this.#walSync === undefined) {
       this.#walSync = new WalSync(this.#filename);
@@ -164,9 +153,7 @@ export class SqliteStore implements MessageStore {
         claim !== undefined &&
         s.completeClaim.run({ ...claim, status: 201, response: json }).changes === 0
       ) {
-        throw new AppError(ErrorKinds.storeUnavailable, 'The Idempotency-Key claim was lost.', {
-          headers: { 'retry-after': '1' },
-        });
+        throw claimLost();
       }
       return stored;
     });
@@ -282,19 +269,10 @@ export class SqliteStore implements MessageStore {
     const s = this.#ready();
     const now = timing.now.getTime();
     return this.#batcher.submit((): ClaimOutcome => {
-      const row = s.getClaim.get(claim) as IdempotencyRow | undefined;
-      const expired =
-        row !== undefined &&
-        (row.state === 'pending'
-          ? row.claimed_at + timing.inFlightMs <= now
-          : row.claimed_at + timing.ttlMs <= now);
-      if (row === undefined || expired) {
-        s.upsertClaim.run({ ...claim, claimedAt: now });
-        return { kind: 'claimed' };
-      }
-      if (row.state === 'pending') return { kind: 'in-flight' };
-      if (row.request_hash !== claim.requestHash) return { kind: 'mismatch' };
-      return { kind: 'replay', status: row.status ?? 500, body: row.response ?? '' };
+      const row = s.getClaim.get(claim) as StoredClaim | undefined;
+      const outcome = decideClaim(row, claim.requestHash, timing);
+      if (outcome.kind === 'claimed') s.upsertClaim.run({ ...claim, claimedAt: now });
+      return outcome;
     });
   }
 
@@ -416,7 +394,8 @@ function prepareStatements(db: Database.Database) {
     deleteChangesThrough: db.prepare('DELETE FROM changes WHERE seq <= ?'),
     setPurgedThrough: db.prepare('UPDATE change_log_meta SET purged_through = ? WHERE id = 1'),
     getClaim: db.prepare(
-      'SELECT request_hash, token, state, status, response, claimed_at FROM idempotency_keys WHERE scope = @scope AND key = @key',
+      `SELECT request_hash AS requestHash, state, status, response, claimed_at AS claimedAtMs
+       FROM idempotency_keys WHERE scope = @scope AND key = @key`,
     ),
     upsertClaim: db.prepare(
       `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, status, response, claimed_at)
