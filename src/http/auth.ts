@@ -107,11 +107,13 @@ export function registerAuth(
 ): void {
   // Whatever answers a request with a token in its URL, auth on or off, stays private,
   // even where a route set its own Cache-Control.
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (!request.tokenInUrl) return payload;
-    const current = reply.getHeader('cache-control');
-    reply.header('cache-control', privateCacheControl(current?.toString()));
-    return payload;
+  // A callback hook: an async one costs a promise and a microtask turn on every request.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.tokenInUrl) {
+      const current = reply.getHeader('cache-control');
+      reply.header('cache-control', privateCacheControl(current?.toString()));
+    }
+    done(null, payload);
   });
 
   if (authenticate !== null) app.addHook('onRequest', authenticate);
