@@ -155,5 +155,137 @@ export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
       });
     }
   }
+  goals.push(...performanceSecondPass(result, sizes, find));
+  return goals;
+}
+
+/** The goals of the second performance pass (1M messages on both stores, production start). */
+function performanceSecondPass(
+  result: BenchResult,
+  sizes: Sizes,
+  find: (id: string) => ScenarioResult | undefined,
+): Goal[] {
+  const goals: Goal[] = [];
+  const floorOf = (group: string) => find(`${group}:floor`)?.summary.requestsPerSecond ?? 0;
+  const sqliteHistory = find('history:sqlite-history');
+  const pgHistory = find('history:postgres-history');
+  {
+    const figure = `history page (desc, limit 50, before), SQLite, ${fmt(sizes.large)} stored`;
+    const goal = '≥ 0.12× the node:http floor';
+    if (sqliteHistory?.ratioToFloor == null) goals.push(missing(figure, goal));
+    else {
+      const ratio = sqliteHistory.ratioToFloor;
+      goals.push({
+        figure,
+        goal,
+        measured: `${ratio.toFixed(3)}× (${fmt(sqliteHistory.summary.requestsPerSecond)}/s vs floor ${fmt(floorOf('history'))}/s; ${sqliteHistory.summary.serverCpuUsPerRequest?.toFixed(0) ?? '?'} µs CPU per page)`,
+        short: `${ratio.toFixed(3)}× floor`,
+        met: ratio >= 0.12,
+        score: ratio / 0.12,
+      });
+    }
+  }
+  {
+    const figure = `history page, PostgreSQL, ${fmt(sizes.large)} stored`;
+    const goal = "≥ 0.5× SQLite's rate in the same rounds, p99 ≤ 15 ms";
+    if (sqliteHistory === undefined || pgHistory === undefined) goals.push(missing(figure, goal));
+    else {
+      const ratio = pairedRatio(pgHistory, sqliteHistory);
+      const p99 = pgHistory.summary.p99Ms;
+      goals.push({
+        figure,
+        goal,
+        measured: `${ratio.toFixed(2)}× SQLite (${fmt(pgHistory.summary.requestsPerSecond)}/s vs ${fmt(sqliteHistory.summary.requestsPerSecond)}/s), p99 ${p99.toFixed(2)} ms (worst round ${pgHistory.summary.worstP99Ms.toFixed(2)}), ${pgHistory.summary.errors} errors`,
+        short: `${ratio.toFixed(2)}× SQLite, p99 ${p99.toFixed(1)} ms`,
+        met: ratio >= 0.5 && p99 <= 15 && pgHistory.summary.errors === 0,
+        score: Math.min(ratio / 0.5, 15 / p99),
+      });
+    }
+  }
+  {
+    const figure = `list everything, PostgreSQL, ${fmt(sizes.large)} messages`;
+    const goal = "≥ 0.5× SQLite's messages/s; RSS growth < 64 MiB on both stores";
+    const sqliteRuns = result.list?.runs ?? [];
+    const pgRuns = result.postgresList?.runs ?? [];
+    if (sqliteRuns.length === 0 || pgRuns.length === 0) goals.push(missing(figure, goal));
+    else {
+      const rate = (runs: readonly { messagesPerSecond: number }[]) =>
+        median(runs.map((r) => r.messagesPerSecond));
+      const ratio = rate(pgRuns) / rate(sqliteRuns);
+      const growth = Math.max(...[...sqliteRuns, ...pgRuns].map((r) => r.rssGrowthMiB));
+      const complete = [...sqliteRuns, ...pgRuns].every((r) => r.complete);
+      goals.push({
+        figure,
+        goal,
+        measured: `${ratio.toFixed(2)}× (${fmt(rate(pgRuns))}/s vs SQLite ${fmt(rate(sqliteRuns))}/s, medians of ${pgRuns.length} runs), RSS growth ≤ ${growth.toFixed(1)} MiB${complete ? '' : ', INCOMPLETE body'}`,
+        short: `${ratio.toFixed(2)}× SQLite, +${growth.toFixed(0)} MiB`,
+        met: ratio >= 0.5 && growth < 64 && complete,
+        score: Math.min(ratio / 0.5, 64 / Math.max(growth, 1)),
+      });
+    }
+  }
+  for (const [id, stored] of [
+    ['history:sqlite-get', sizes.large],
+    ['get:sqlite', sizes.mid],
+  ] as const) {
+    const figure = `GET by id, SQLite, ${fmt(stored)} stored`;
+    const goal = '≥ 0.55× the node:http floor';
+    const get = find(id);
+    if (get?.ratioToFloor == null) goals.push(missing(figure, goal));
+    else {
+      goals.push({
+        figure,
+        goal,
+        measured: `${get.ratioToFloor.toFixed(2)}× (${fmt(get.summary.requestsPerSecond)}/s, ${get.summary.serverCpuUsPerRequest?.toFixed(1) ?? '?'} µs CPU per request)`,
+        short: `${get.ratioToFloor.toFixed(2)}× floor`,
+        met: get.ratioToFloor >= 0.55,
+        score: get.ratioToFloor / 0.55,
+      });
+    }
+  }
+  {
+    const figure = 'PostgreSQL durable creates: CPU per create (service + database)';
+    const goal = 'before (baseline) and after, same rounds: less after';
+    const after = find('pg-create:current');
+    const before = find('pg-create:baseline');
+    const cpu = (s: ScenarioResult) =>
+      (s.summary.serverCpuUsPerRequest ?? 0) + (s.summary.databaseCpuUsPerRequest ?? 0);
+    const describe = (s: ScenarioResult) =>
+      `${cpu(s).toFixed(0)} µs (service ${s.summary.serverCpuUsPerRequest?.toFixed(0) ?? '?'} + database ${s.summary.databaseCpuUsPerRequest?.toFixed(0) ?? '?'}), ${fmt(s.summary.requestsPerSecond)}/s`;
+    if (after === undefined || before === undefined) goals.push(missing(figure, goal));
+    else {
+      goals.push({
+        figure,
+        goal,
+        measured: `after ${describe(after)}; before (${result.baseline ?? 'baseline'}) ${describe(before)}; database CPU ${((after.summary.databaseCpuUsPerRequest ?? 0) / (before.summary.databaseCpuUsPerRequest ?? 1)).toFixed(2)}× before`,
+        short: `${cpu(after).toFixed(0)} vs ${cpu(before).toFixed(0)} µs`,
+        met: cpu(after) < cpu(before),
+        score: cpu(before) / cpu(after),
+      });
+    }
+  }
+  {
+    const figure = 'production start (node dist/server.js) vs npm start';
+    const goal = 'start time, idle and loaded RSS of the process tree: less';
+    const prod = result.start?.find((s) => s.mode === 'production start');
+    const npm = result.start?.find((s) => s.mode === 'npm start');
+    if (prod === undefined || npm === undefined) goals.push(missing(figure, goal));
+    else {
+      const m = (values: readonly number[]) => median(values);
+      const line = (s: typeof prod) =>
+        `${m(s.startMs).toFixed(0)} ms, idle ${m(s.idleRssMiB).toFixed(0)} MiB, loaded ${m(s.loadedRssMiB).toFixed(0)} MiB (${s.processes.join(' + ')})`;
+      goals.push({
+        figure,
+        goal,
+        measured: `production: ${line(prod)}; npm start: ${line(npm)}`,
+        short: `${m(prod.startMs).toFixed(0)} vs ${m(npm.startMs).toFixed(0)} ms`,
+        met:
+          m(prod.startMs) < m(npm.startMs) &&
+          m(prod.idleRssMiB) < m(npm.idleRssMiB) &&
+          m(prod.loadedRssMiB) < m(npm.loadedRssMiB),
+        score: m(npm.idleRssMiB) / m(prod.idleRssMiB),
+      });
+    }
+  }
   return goals;
 }

@@ -15,6 +15,8 @@ export interface Sample {
    * req/s it hardly changes when other processes compete for the core.
    */
   readonly serverCpuUsPerRequest: number | null;
+  /** CPU time of the PostgreSQL backends serving this server, per request (µs). */
+  readonly databaseCpuUsPerRequest?: number | null;
 }
 
 export interface ScenarioResult {
@@ -36,6 +38,7 @@ export interface ScenarioResult {
     readonly errors: number;
     readonly serverRssMiB: number | null;
     readonly serverCpuUsPerRequest: number | null;
+    readonly databaseCpuUsPerRequest?: number | null;
   };
   /** Median over rounds of this scenario's req/s divided by the floor's in the same round. */
   readonly ratioToFloor: number | null;
@@ -50,6 +53,17 @@ export interface ListRun {
   readonly rssBeforeMiB: number;
   readonly rssPeakMiB: number;
   readonly rssGrowthMiB: number;
+}
+
+export interface StartResult {
+  readonly mode: string;
+  readonly command: string;
+  readonly processes: readonly string[];
+  /** Each run's time from spawn to /readyz 200. */
+  readonly startMs: readonly number[];
+  readonly idleRssMiB: readonly number[];
+  /** Peak RSS of the whole tree under a GET-by-id load. */
+  readonly loadedRssMiB: readonly number[];
 }
 
 export interface Goal {
@@ -86,6 +100,15 @@ export interface BenchResult {
     readonly stored: number;
     readonly runs: readonly ListRun[];
   } | null;
+  /** The same on PostgreSQL. */
+  readonly postgresList?: {
+    readonly stored: number;
+    readonly runs: readonly ListRun[];
+  } | null;
+  /** How each way of starting the service starts and how much memory it holds. */
+  readonly start?: readonly StartResult[] | null;
+  /** The commit measured as "before" (pg-create), if any. */
+  readonly baseline?: string | null;
   readonly events: unknown;
   readonly goals: readonly Goal[];
   readonly notes: readonly string[];

@@ -46,6 +46,7 @@ function scenarioRow(s: ScenarioResult): string {
     String(s.summary.errors),
     s.summary.serverRssMiB === null ? '' : s.summary.serverRssMiB.toFixed(0),
     s.summary.serverCpuUsPerRequest === null ? '' : s.summary.serverCpuUsPerRequest.toFixed(1),
+    s.summary.databaseCpuUsPerRequest == null ? '' : s.summary.databaseCpuUsPerRequest.toFixed(1),
   ].join(' | ');
 }
 
@@ -66,20 +67,37 @@ export function markdown(r: BenchResult): string {
     '',
     '## Scenarios',
     '',
-    '| scenario | store | stored | settings | req/s | × floor | p50 ms | p99 ms (worst round) | errors | server RSS MiB | server CPU µs/req |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| scenario | store | stored | settings | req/s | × floor | p50 ms | p99 ms (worst round) | errors | server RSS MiB | server CPU µs/req | database CPU µs/req |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...r.scenarios.map((s) => `| ${scenarioRow(s)} |`),
     '',
   ];
-  if (r.list !== null) {
+  for (const [store, list] of [
+    ['SQLite', r.list],
+    ['PostgreSQL', r.postgresList ?? null],
+  ] as const) {
+    if (list === null) continue;
     lines.push(
-      `## List everything (${fmt(r.list.stored)} messages, one streamed GET /api/messages)`,
+      `## List everything, ${store} (${fmt(list.stored)} messages, one streamed GET /api/messages)`,
       '',
       '| run | messages | MB | seconds | messages/s | RSS before MiB | RSS peak MiB | growth MiB | complete |',
       '|---|---|---|---|---|---|---|---|---|',
-      ...r.list.runs.map(
+      ...list.runs.map(
         (run, i) =>
           `| ${i + 1} | ${fmt(run.messages)} | ${fmt(run.bytes / 1e6, 1)} | ${run.seconds.toFixed(2)} | ${fmt(run.messagesPerSecond)} | ${run.rssBeforeMiB.toFixed(1)} | ${run.rssPeakMiB.toFixed(1)} | ${run.rssGrowthMiB.toFixed(1)} | ${run.complete ? 'yes' : 'NO'} |`,
+      ),
+      '',
+    );
+  }
+  if (r.start != null) {
+    lines.push(
+      '## Starting the service (SQLite; RSS of the whole process tree)',
+      '',
+      '| mode | command | processes | ready after ms (runs) | idle RSS MiB | RSS under GET load MiB |',
+      '|---|---|---|---|---|---|',
+      ...r.start.map(
+        (s) =>
+          `| ${s.mode} | \`${s.command}\` | ${s.processes.join(' + ')} | ${s.startMs.map((v) => v.toFixed(0)).join(', ')} | ${s.idleRssMiB.map((v) => v.toFixed(0)).join(', ')} | ${s.loadedRssMiB.map((v) => v.toFixed(0)).join(', ')} |`,
       ),
       '',
     );

@@ -7,8 +7,10 @@
  * bench/results/<time>-<commit>.{json,md,svg}.
  *
  * Flags: --quick (or BENCH_QUICK=1): short rounds, small stores, for development.
- *        --only=get,size,list,create,mix,events,postgres: run only these groups.
+ *        --only=get,size,history,list,create,mix,events,postgres,pg-create,start: only these groups.
  *        --no-build: use the existing dist/.
+ *        --baseline=<commit>: also build that commit and measure its PostgreSQL creates
+ *          (CPU per create, service and database) interleaved with this one's (pg-create).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -19,7 +21,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import type { BenchResult, ListRun, Sample, ScenarioResult } from './bench-types.ts';
+import type { BenchResult, ListRun, Sample, ScenarioResult, StartResult } from './bench-types.ts';
+import { buildBaseline, type BaselineBuild } from './baseline-build.ts';
+import { databaseCpuSeconds } from './pg-backend-cpu.ts';
+import { startAndMeasure, treeRss } from './start-cost.ts';
 import { computeGoals } from './bench-goals.ts';
 import { machineInfo } from './machine-info.ts';
 import { writeReport } from './report-writer.ts';
@@ -40,13 +45,25 @@ const RESULTS = join(ROOT, 'bench', 'results');
 const TMP = join(RESULTS, 'tmp');
 const DIRS = { lua: join(ROOT, 'bench', 'lua'), tmp: TMP };
 const MiB = 2 ** 20;
-const GROUPS = ['get', 'size', 'list', 'create', 'mix', 'events', 'postgres'] as const;
+const GROUPS = [
+  'get',
+  'size',
+  'history',
+  'list',
+  'create',
+  'mix',
+  'events',
+  'postgres',
+  'pg-create',
+  'start',
+] as const;
 
 const { values: flags } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
+    baseline: { type: 'string' },
   },
 });
 const quick = flags.quick || process.env.BENCH_QUICK === '1';
@@ -116,12 +133,15 @@ function wrkMember(
   server: ServerProcess,
   meta: Omit<Member, 'measure'>,
   run: Omit<WrkRun, 'seconds' | 'connections' | 'url'> & { path: string },
+  /** CPU seconds of the database backends serving `server` so far (PostgreSQL). */
+  databaseCpu?: () => Promise<number>,
 ): Member {
   return {
     ...meta,
     measure: async (seconds) => {
       const rss = sampleRss(server.pid);
       const cpuBefore = server.cpuSeconds();
+      const dbBefore = await databaseCpu?.();
       const result = await runWrk(
         cores,
         { ...run, url: server.baseUrl + run.path, seconds, connections: plan.connections },
@@ -129,7 +149,9 @@ function wrkMember(
       );
       const { peak } = rss.stop();
       const cpu = server.cpuSeconds() - cpuBefore;
+      const db = dbBefore === undefined ? undefined : (await databaseCpu!()) - dbBefore;
       return {
+        databaseCpuUsPerRequest: db === undefined ? null : (db * 1e6) / result.requests,
         requestsPerSecond: requestsPerSecond(result),
         p50Ms: result.latencyUs.p50 / 1000,
         p99Ms: result.latencyUs.p99 / 1000,
@@ -163,7 +185,10 @@ async function pairedRounds(
           ` p50 ${sample.p50Ms.toFixed(2)} ms p99 ${sample.p99Ms.toFixed(2)} ms errors ${sample.errors}` +
           (sample.serverCpuUsPerRequest === null
             ? ''
-            : ` cpu ${sample.serverCpuUsPerRequest.toFixed(1)} µs/req`),
+            : ` cpu ${sample.serverCpuUsPerRequest.toFixed(1)} µs/req`) +
+          (sample.databaseCpuUsPerRequest == null
+            ? ''
+            : ` db cpu ${sample.databaseCpuUsPerRequest.toFixed(1)} µs/req`),
       );
     }
   }
@@ -172,6 +197,9 @@ async function pairedRounds(
     const own = samples.get(m.id)!;
     const rss = own.map((s) => s.serverRssMiB).filter((v): v is number => v !== null);
     const cpu = own.map((s) => s.serverCpuUsPerRequest).filter((v): v is number => v !== null);
+    const dbCpu = own
+      .map((s) => s.databaseCpuUsPerRequest)
+      .filter((v): v is number => v !== null && v !== undefined);
     return {
       id: m.id,
       group,
@@ -189,6 +217,7 @@ async function pairedRounds(
         errors: own.reduce((sum, s) => sum + s.errors, 0),
         serverRssMiB: rss.length === 0 ? null : Math.max(...rss),
         serverCpuUsPerRequest: cpu.length === 0 ? null : median(cpu),
+        databaseCpuUsPerRequest: dbCpu.length === 0 ? null : median(dbCpu),
       },
       ratioToFloor:
         floor === undefined || m.id === floorId
@@ -224,7 +253,8 @@ async function main(): Promise<void> {
   const serverCommand = pinned(cores, cores.server, [process.execPath, 'dist/server.js']);
   const started: ServerProcess[] = [];
 
-  const startService = async (name: string, env: Record<string, string>) => {
+  /** The service's production build; `cwd` runs another checkout's build (a baseline). */
+  const startService = async (name: string, env: Record<string, string>, cwd = ROOT) => {
     const port = await freePort();
     const server = await startServer({
       name,
@@ -232,7 +262,7 @@ async function main(): Promise<void> {
       env: { ...SERVICE_SETTINGS, ...env, PORT: String(port) },
       port,
       readyPath: '/readyz',
-      cwd: ROOT,
+      cwd,
     });
     started.push(server);
     return server;
@@ -269,8 +299,9 @@ async function main(): Promise<void> {
   const sqliteUrl = (file: string) => `sqlite:${file}`;
   const dbFile = (name: string) => join(TMP, `${name}.db`);
   const idsFile = (name: string) => join(TMP, `ids-${name}.txt`);
-  const needSizes = ['size', 'list', 'create'].some((g) => only.has(g));
-  const needMid = ['get', 'mix'].some((g) => only.has(g));
+  const needSizes = ['size', 'history', 'list', 'create'].some((g) => only.has(g));
+  const needMid = ['get', 'mix', 'start'].some((g) => only.has(g));
+  const needPostgres = ['history', 'list', 'postgres', 'pg-create'].some((g) => only.has(g));
 
   let sqliteVersion = '';
   {
@@ -279,6 +310,7 @@ async function main(): Promise<void> {
     db.close();
   }
 
+  let pgBench: PostgresBench | null = null;
   try {
     log(`seeding SQLite stores (${plan.small}, ${plan.mid}, ${large} messages)`);
     if (needSizes) {
@@ -352,41 +384,85 @@ async function main(): Promise<void> {
       await stop(big);
     }
 
+    if (needPostgres) {
+      pgBench = await openPostgresBench(idsFile('pg-large'));
+      if (pgBench.note !== undefined) notes.push(pgBench.note);
+    }
+    const pgService =
+      pgBench?.url === undefined || !['history', 'list', 'postgres'].some((g) => only.has(g))
+        ? undefined
+        : await startService('postgres', { DATABASE_URL: pgBench.url });
+    const postgresMeta = (stored: number) => ({
+      store: 'postgres' as const,
+      stored,
+      settings: { PG_POOL_SIZE: '10 (default)' },
+    });
+
+    if (only.has('history')) {
+      log(
+        `GET by id and history page at ${large} stored, SQLite and PostgreSQL, one set of rounds`,
+      );
+      const sqliteLarge = await startService('history', {
+        DATABASE_URL: sqliteUrl(dbFile('large')),
+      });
+      const members = [
+        floor('history'),
+        wrkMember(
+          cores,
+          sqliteLarge,
+          { id: 'history:sqlite-get', label: 'GET /api/messages/{id}', ...sqlite(large) },
+          { path: '/', script: 'get-by-id.lua', args: [idsFile('large')] },
+        ),
+        wrkMember(
+          cores,
+          sqliteLarge,
+          {
+            id: 'history:sqlite-history',
+            label: 'history page (order=desc, limit=50, before=id)',
+            ...sqlite(large),
+          },
+          { path: '/', script: 'history.lua', args: [idsFile('large')] },
+        ),
+      ];
+      if (pgService !== undefined) {
+        members.push(
+          wrkMember(
+            cores,
+            pgService,
+            { id: 'history:postgres-get', label: 'GET /api/messages/{id}', ...postgresMeta(large) },
+            { path: '/', script: 'get-by-id.lua', args: [idsFile('pg-large')] },
+            pgBench!.databaseCpu(pgService),
+          ),
+          wrkMember(
+            cores,
+            pgService,
+            {
+              id: 'history:postgres-history',
+              label: 'history page (order=desc, limit=50, before=id)',
+              ...postgresMeta(large),
+            },
+            { path: '/', script: 'history.lua', args: [idsFile('pg-large')] },
+            pgBench!.databaseCpu(pgService),
+          ),
+        );
+      }
+      scenarios.push(...(await pairedRounds('history', members, 'history:floor')));
+      await stop(sqliteLarge);
+    }
+
     let list: BenchResult['list'] = null;
+    let postgresList: BenchResult['postgresList'] = null;
     if (only.has('list')) {
       log(`list everything: ${large} messages streamed`);
       const server = await startService('list', { DATABASE_URL: sqliteUrl(dbFile('large')) });
-      const runs: ListRun[] = [];
-      for (let i = 0; i < listRuns; i++) {
-        const before = server.rss();
-        const rss = sampleRss(server.pid, 20);
-        const got = (await runJsonChild(
-          pinned(cores, cores.client, [
-            process.execPath,
-            'bench/list-client.mjs',
-            `${server.baseUrl}/api/messages`,
-          ]),
-        )) as { messages: number; bytes: number; seconds: number; complete: boolean };
-        const { peak } = rss.stop();
-        const run: ListRun = {
-          messages: got.messages,
-          bytes: got.bytes,
-          seconds: got.seconds,
-          messagesPerSecond: got.messages / got.seconds,
-          complete: got.complete && got.messages === large,
-          rssBeforeMiB: before / MiB,
-          rssPeakMiB: peak / MiB,
-          rssGrowthMiB: (peak - before) / MiB,
-        };
-        runs.push(run);
-        log(
-          `  [list] run ${i + 1}/${listRuns}: ${run.messages} messages in ${run.seconds.toFixed(2)} s = ` +
-            `${Math.round(run.messagesPerSecond).toLocaleString('en')}/s, RSS ${run.rssBeforeMiB.toFixed(1)} -> ` +
-            `${run.rssPeakMiB.toFixed(1)} MiB (+${run.rssGrowthMiB.toFixed(1)}), complete ${run.complete}`,
-        );
-      }
-      list = { stored: large, runs };
+      list = { stored: large, runs: await listEverything(cores, server, large, 'sqlite') };
       await stop(server);
+      if (pgService !== undefined) {
+        postgresList = {
+          stored: large,
+          runs: await listEverything(cores, pgService, large, 'postgres'),
+        };
+      }
     }
 
     if (only.has('create')) {
@@ -484,13 +560,23 @@ async function main(): Promise<void> {
       }
     }
 
-    let postgresVersion: string | null = null;
-    if (only.has('postgres')) {
-      const pgResult = await postgresGroup(cores, startService, stop, floor, idsFile);
-      postgresVersion = pgResult.version;
-      if (pgResult.note !== undefined) notes.push(pgResult.note);
-      scenarios.push(...pgResult.scenarios);
+    if (only.has('postgres') && pgService !== undefined) {
+      log(
+        `PostgreSQL: GET by id and durable POST at ${large} stored, against in-process node-postgres`,
+      );
+      scenarios.push(
+        ...(await postgresGroup(cores, pgService, pgBench!, floor, idsFile('pg-large'))),
+      );
     }
+    if (pgService !== undefined) await stop(pgService);
+
+    let baseline: string | null = null;
+    if (only.has('pg-create') && pgBench?.url !== undefined) {
+      baseline = await pgCreateGroup(cores, pgBench, startService, stop, floor, scenarios, notes);
+    }
+
+    let start: StartResult[] | null = null;
+    if (only.has('start')) start = await startGroup(cores, dbFile('mid'), idsFile('mid'));
 
     const result: BenchResult = {
       startedAt: startedAt.toISOString(),
@@ -505,12 +591,15 @@ async function main(): Promise<void> {
         clientCore: cores.client,
         wrk,
         sqlite: sqliteVersion,
-        postgres: postgresVersion,
+        postgres: pgBench?.version ?? null,
       },
       plan: { ...plan, large, listRuns },
       settings: { ...SERVICE_SETTINGS, 'wrk threads': '1', build: 'npm run build (dist/)' },
       scenarios,
       list,
+      postgresList,
+      start,
+      baseline,
       events,
       goals: [],
       notes,
@@ -529,22 +618,89 @@ async function main(): Promise<void> {
     );
   } finally {
     for (const server of [...started].reverse()) await server.stop();
+    await pgBench?.close();
   }
 }
 
-async function postgresGroup(
+/** Streams every message `listRuns` times through bench/list-client.mjs, sampling the server's RSS. */
+async function listEverything(
   cores: Cores,
-  startService: (name: string, env: Record<string, string>) => Promise<ServerProcess>,
-  stop: (server: ServerProcess) => Promise<void>,
-  floor: (group: string) => Member,
-  idsFile: (name: string) => string,
-): Promise<{ scenarios: ScenarioResult[]; version: string | null; note?: string }> {
+  server: ServerProcess,
+  large: number,
+  store: string,
+): Promise<ListRun[]> {
+  const runs: ListRun[] = [];
+  for (let i = 0; i < listRuns; i++) {
+    const before = server.rss();
+    const rss = sampleRss(server.pid, 20);
+    const got = (await runJsonChild(
+      pinned(cores, cores.client, [
+        process.execPath,
+        'bench/list-client.mjs',
+        `${server.baseUrl}/api/messages`,
+      ]),
+    )) as { messages: number; bytes: number; seconds: number; complete: boolean };
+    const { peak } = rss.stop();
+    const run: ListRun = {
+      messages: got.messages,
+      bytes: got.bytes,
+      seconds: got.seconds,
+      messagesPerSecond: got.messages / got.seconds,
+      complete: got.complete && got.messages === large,
+      rssBeforeMiB: before / MiB,
+      rssPeakMiB: peak / MiB,
+      rssGrowthMiB: (peak - before) / MiB,
+    };
+    runs.push(run);
+    log(
+      `  [list ${store}] run ${i + 1}/${listRuns}: ${run.messages} messages in ${run.seconds.toFixed(2)} s = ` +
+        `${Math.round(run.messagesPerSecond).toLocaleString('en')}/s, RSS ${run.rssBeforeMiB.toFixed(1)} -> ` +
+        `${run.rssPeakMiB.toFixed(1)} MiB (+${run.rssGrowthMiB.toFixed(1)}), complete ${run.complete}`,
+    );
+  }
+  return runs;
+}
+
+interface PostgresBench {
+  readonly version: string | null;
+  readonly note?: string;
+  /** The seeded schema's DATABASE_URL (undefined when PostgreSQL is not reachable). */
+  readonly url?: string;
+  readonly baseUrl: string;
+  /** A fresh, empty schema's URL (dropped at close). */
+  emptySchema(): string;
+  /** CPU seconds so far of the backends serving `server`. */
+  databaseCpu(server: ServerProcess): () => Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Connects, and seeds `large` messages into a schema of its own (dropped at close). */
+async function openPostgresBench(idsPath: string): Promise<PostgresBench> {
   const baseUrl =
     process.env.BENCH_PG_URL ??
     process.env.TEST_PG_URL ??
     'postgres://postgres@127.0.0.1:5432/test';
-  let version: string;
   const admin = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 3000 });
+  const schemas: string[] = [];
+  const schemaUrl = () => {
+    const schema = `bench_${randomBytes(5).toString('hex')}`;
+    schemas.push(schema);
+    const url = new URL(baseUrl);
+    url.searchParams.set('schema', schema);
+    return url.toString();
+  };
+  const base = {
+    baseUrl,
+    emptySchema: schemaUrl,
+    databaseCpu: (server: ServerProcess) => () => databaseCpuSeconds(admin, server.pid),
+    close: async () => {
+      for (const schema of schemas) {
+        await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+      }
+      await admin.end().catch(() => undefined);
+    },
+  };
+  let version: string;
   try {
     await admin.connect();
     version = ((await admin.query('SHOW server_version')).rows[0] as { server_version: string })
@@ -553,73 +709,211 @@ async function postgresGroup(
     await admin.end().catch(() => undefined);
     const note = `PostgreSQL not reachable at ${baseUrl} (${(error as Error).message}): skipped`;
     log(`! ${note}`);
-    return { scenarios: [], version: null, note };
+    return { ...base, version: null, note };
   }
-  const schema = `bench_${randomBytes(5).toString('hex')}`;
-  const url = new URL(baseUrl);
-  url.searchParams.set('schema', schema);
-  let server: ServerProcess | undefined;
-  try {
-    log(`PostgreSQL ${version}: seeding ${plan.mid} messages into schema ${schema}`);
-    await seedPostgres(url.toString(), plan.mid, idsFile('pg'));
-    server = await startService('postgres', { DATABASE_URL: url.toString() });
-    const pgFloor = (mode: 'get' | 'create'): Member => ({
-      id: `postgres:pg-floor-${mode}`,
-      label: `floor: pg in-process ×32, ${mode === 'get' ? 'SELECT by id' : 'create_message()'}`,
-      store: 'postgres',
-      stored: plan.mid,
-      settings: { concurrency: '32' },
-      measure: async (seconds) => {
-        const got = (await runJsonChild(
-          pinned(cores, cores.server, [
-            process.execPath,
-            '--import',
-            'tsx',
-            'bench/pg-floor.ts',
-            mode,
-            url.toString(),
-            idsFile('pg'),
-            String(seconds),
-          ]),
-        )) as { opsPerSecond: number; errors: number; latencyUs: { p50: number; p99: number } };
-        return {
-          requestsPerSecond: got.opsPerSecond,
-          p50Ms: got.latencyUs.p50 / 1000,
-          p99Ms: got.latencyUs.p99 / 1000,
-          errors: got.errors,
-          serverRssMiB: null,
-          serverCpuUsPerRequest: null,
-        };
-      },
-    });
-    const meta = {
-      store: 'postgres' as const,
-      stored: plan.mid,
-      settings: { PG_POOL_SIZE: '10 (default)' },
-    };
-    const members = [
-      floor('postgres'),
-      pgFloor('get'),
+  const url = schemaUrl();
+  log(`PostgreSQL ${version}: seeding ${large} messages`);
+  await seedPostgres(url, large, idsPath);
+  return { ...base, version, url };
+}
+
+/** GET by id and durable POST on PostgreSQL, against node-postgres in-process (its floor). */
+async function postgresGroup(
+  cores: Cores,
+  server: ServerProcess,
+  bench: PostgresBench,
+  floor: (group: string) => Member,
+  idsFile: string,
+): Promise<ScenarioResult[]> {
+  const url = bench.url!;
+  const pgFloor = (mode: 'get' | 'create'): Member => ({
+    id: `postgres:pg-floor-${mode}`,
+    label: `floor: pg in-process ×32, ${mode === 'get' ? 'SELECT by id' : 'create_message()'}`,
+    store: 'postgres',
+    stored: large,
+    settings: { concurrency: '32' },
+    measure: async (seconds) => {
+      const got = (await runJsonChild(
+        pinned(cores, cores.server, [
+          process.execPath,
+          '--import',
+          'tsx',
+          'bench/pg-floor.ts',
+          mode,
+          url,
+          idsFile,
+          String(seconds),
+        ]),
+      )) as { opsPerSecond: number; errors: number; latencyUs: { p50: number; p99: number } };
+      return {
+        requestsPerSecond: got.opsPerSecond,
+        p50Ms: got.latencyUs.p50 / 1000,
+        p99Ms: got.latencyUs.p99 / 1000,
+        errors: got.errors,
+        serverRssMiB: null,
+        serverCpuUsPerRequest: null,
+      };
+    },
+  });
+  const meta = {
+    store: 'postgres' as const,
+    stored: large,
+    settings: { PG_POOL_SIZE: '10 (default)' },
+  };
+  const members = [
+    floor('postgres'),
+    pgFloor('get'),
+    wrkMember(
+      cores,
+      server,
+      { id: 'postgres:get', label: 'GET /api/messages/{id}', ...meta },
+      { path: '/', script: 'get-by-id.lua', args: [idsFile] },
+      bench.databaseCpu(server),
+    ),
+    pgFloor('create'),
+    wrkMember(
+      cores,
+      server,
+      { id: 'postgres:create', label: 'POST /api/messages (durable)', ...meta },
+      { path: '/api/messages', script: 'create.lua' },
+      bench.databaseCpu(server),
+    ),
+  ];
+  return pairedRounds('postgres', members, 'postgres:floor');
+}
+
+type StartService = (
+  name: string,
+  env: Record<string, string>,
+  cwd?: string,
+) => Promise<ServerProcess>;
+
+/**
+ * Durable creates on PostgreSQL, this build against an earlier commit's
+ * (--baseline), interleaved: req/s and the CPU per create of the service and
+ * of its database backends. Each server migrates an empty schema of its own.
+ */
+async function pgCreateGroup(
+  cores: Cores,
+  bench: PostgresBench,
+  startService: StartService,
+  stop: (server: ServerProcess) => Promise<void>,
+  floor: (group: string) => Member,
+  scenarios: ScenarioResult[],
+  notes: string[],
+): Promise<string | null> {
+  const meta = (label: string) => ({
+    label,
+    store: 'postgres' as const,
+    stored: 0,
+    settings: { PG_POOL_SIZE: '10 (default)' },
+  });
+  const current = await startService('pg-create', { DATABASE_URL: bench.emptySchema() });
+  const members = [
+    floor('pg-create'),
+    wrkMember(
+      cores,
+      current,
+      { id: 'pg-create:current', ...meta('POST /api/messages (durable), this commit') },
+      { path: '/api/messages', script: 'create.lua' },
+      bench.databaseCpu(current),
+    ),
+  ];
+  let baseline: BaselineBuild | undefined;
+  let before: ServerProcess | undefined;
+  if (flags.baseline === undefined) {
+    notes.push('pg-create: no --baseline given, so no "before" figure');
+  } else {
+    log(`building the baseline ${flags.baseline}`);
+    baseline = buildBaseline(ROOT, TMP, flags.baseline);
+    before = await startService(
+      'pg-create-baseline',
+      { DATABASE_URL: bench.emptySchema() },
+      baseline.cwd,
+    );
+    members.push(
       wrkMember(
         cores,
-        server,
-        { id: 'postgres:get', label: 'GET /api/messages/{id}', ...meta },
-        { path: '/', script: 'get-by-id.lua', args: [idsFile('pg')] },
-      ),
-      pgFloor('create'),
-      wrkMember(
-        cores,
-        server,
-        { id: 'postgres:create', label: 'POST /api/messages (durable)', ...meta },
+        before,
+        {
+          id: 'pg-create:baseline',
+          ...meta(`POST /api/messages (durable), baseline ${baseline.commit}`),
+        },
         { path: '/api/messages', script: 'create.lua' },
+        bench.databaseCpu(before),
       ),
-    ];
-    return { scenarios: await pairedRounds('postgres', members, 'postgres:floor'), version };
-  } finally {
-    if (server !== undefined) await stop(server);
-    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
-    await admin.end();
+    );
   }
+  log('PostgreSQL durable creates: CPU per create, service and database');
+  try {
+    scenarios.push(...(await pairedRounds('pg-create', members, 'pg-create:floor')));
+  } finally {
+    await stop(current);
+    if (before !== undefined) await stop(before);
+    baseline?.remove();
+  }
+  return baseline?.commit ?? null;
+}
+
+/**
+ * The production start (`node dist/server.js`) against `npm start` (tsx under
+ * npm): time to ready, idle RSS of the whole process tree, and its peak under
+ * a GET-by-id load. SQLite with `mid` messages.
+ */
+async function startGroup(cores: Cores, dbPath: string, idsPath: string): Promise<StartResult[]> {
+  const modes = [
+    { mode: 'production start', command: [process.execPath, 'dist/server.js'] },
+    { mode: 'npm start', command: ['npm', 'start', '--silent'] },
+  ];
+  const results: StartResult[] = [];
+  for (const { mode, command } of modes) {
+    const result = {
+      mode,
+      command:
+        command[0] === process.execPath ? `node ${command.slice(1).join(' ')}` : command.join(' '),
+      processes: [] as string[],
+      startMs: [] as number[],
+      idleRssMiB: [] as number[],
+      loadedRssMiB: [] as number[],
+    };
+    for (let run = 0; run < (quick ? 1 : 3); run++) {
+      const port = await freePort();
+      const tree = await startAndMeasure(pinned(cores, cores.server, command), {
+        cwd: ROOT,
+        env: { ...SERVICE_SETTINGS, DATABASE_URL: `sqlite:${dbPath}` },
+        port,
+        settleMs: 2000,
+      });
+      try {
+        let peak = treeRss(tree.pid);
+        const timer = setInterval(() => (peak = Math.max(peak, treeRss(tree.pid))), 50);
+        await runWrk(
+          cores,
+          {
+            url: `http://127.0.0.1:${port}/`,
+            script: 'get-by-id.lua',
+            args: [idsPath],
+            seconds: plan.seconds,
+            connections: plan.connections,
+          },
+          DIRS,
+        );
+        clearInterval(timer);
+        result.processes = [...tree.cost.processes];
+        result.startMs.push(tree.cost.startMs);
+        result.idleRssMiB.push(tree.cost.idleRssMiB);
+        result.loadedRssMiB.push(peak / MiB);
+        log(
+          `  [start] ${mode} run ${run + 1}: ready in ${tree.cost.startMs.toFixed(0)} ms, idle ` +
+            `${tree.cost.idleRssMiB.toFixed(1)} MiB, loaded ${(peak / MiB).toFixed(1)} MiB (${result.processes.join(', ')})`,
+        );
+      } finally {
+        await tree.stop();
+      }
+    }
+    results.push(result);
+  }
+  return results;
 }
 
 await main();

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { messageJson } from '../src/messages/message-json.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 
@@ -22,6 +23,11 @@ export interface SeedRow {
 const WORDS =
   'the a meeting lunch today tomorrow deploy build review coffee please thanks ok sure later ' +
   'ship bug fix test release chart numbers looks good great idea call me when you can see you';
+
+/** The JSON text the stores keep with each row (what a create would have written). */
+function bodyOf(row: SeedRow): string {
+  return messageJson({ ...row, updatedAt: row.createdAt, version: 1 });
+}
 
 /** A UUIDv7 for `ms`: 48-bit time, version 7, variant 10, random rest. */
 export function uuidv7At(ms: number): string {
@@ -81,12 +87,14 @@ export async function seedSqlite(file: string, count: number, idsFile: string): 
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
   const insert = db.prepare(
-    'INSERT INTO messages (id, room, author, content, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, 1)',
+    'INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body) VALUES (?, ?, ?, ?, ?, ?, 1, ?)',
   );
   const sample = idSampler(count, 100_000);
   let chunk: SeedRow[] = [];
   const flush = db.transaction((rows: SeedRow[]) => {
-    for (const r of rows) insert.run(r.id, r.room, r.author, r.content, r.createdAt, r.createdAt);
+    for (const r of rows) {
+      insert.run(r.id, r.room, r.author, r.content, r.createdAt, r.createdAt, bodyOf(r));
+    }
   });
   for (const row of seedRows(count)) {
     sample.offer(row.id);
@@ -134,16 +142,17 @@ export async function seedPostgres(url: string, count: number, idsFile: string):
     const flush = async () => {
       if (chunk.length === 0) return;
       await client.query(
-        `INSERT INTO messages (id, room, author, content, created_at, updated_at, version)
-         SELECT id, room, author, content, at, at, 1
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
-           AS t(id, room, author, content, at)`,
+        `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body)
+         SELECT id, room, author, content, at, at, 1, body
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[])
+           AS t(id, room, author, content, at, body)`,
         [
           chunk.map((r) => r.id),
           chunk.map((r) => r.room),
           chunk.map((r) => r.author),
           chunk.map((r) => r.content),
           chunk.map((r) => r.createdAt),
+          chunk.map(bodyOf),
         ],
       );
       chunk = [];

@@ -106,7 +106,8 @@ async function stopProcess(child: ChildProcess, exited: Promise<unknown>): Promi
   clearTimeout(timer);
 }
 
-function statusOf(url: string): Promise<number> {
+/** The status a GET of `url` answers, 0 when it does not answer within a second. */
+export function statusOf(url: string): Promise<number> {
   return new Promise((resolve) => {
     const req = request(url, { timeout: 1000 }, (res) => {
       res.resume();

@@ -45,7 +45,6 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   );
   const service = new MessageService({
     messages: store.messages,
-    changes: store.changes,
     newId: () => uuidv7(),
     now,
     onChange: () => changeFeed.wake(),

@@ -343,7 +343,8 @@ export const settings = [
     key: 'metricsToken',
     env: 'METRICS_TOKEN',
     defaultValue: '',
-    description: 'bearer token required by /metrics, if set',
+    description:
+      'bearer token required by /metrics; unset with auth on, /metrics needs a valid JWT',
     parse: optionalString,
   }),
   define({

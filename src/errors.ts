@@ -83,10 +83,3 @@ export class AppError extends Error {
 export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
 }
-
-/** A validation failure for one body field. */
-export function invalidField(field: string, detail: string): AppError {
-  return new AppError(ErrorKinds.validation, detail, {
-    errors: [{ pointer: `#/${field}`, detail }],
-  });
-}

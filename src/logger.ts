@@ -1,11 +1,7 @@
 /** Structured JSON logs (pino). Tokens and cookies never reach a log line. */
 import { pino, type Logger } from 'pino';
 import type { LogLevel } from './config.ts';
-
-/** An access_token in a URL is replaced before the URL is logged. */
-export function redactUrl(url: string): string {
-  return url.replace(/([?&]access_token=)[^&#]*/gi, '$1[redacted]');
-}
+import { redactUrl } from './http/url-tokens.ts';
 
 export function createLogger(level: LogLevel, stream?: NodeJS.WritableStream): Logger {
   const options = {

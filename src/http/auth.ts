@@ -1,9 +1,11 @@
 /**
  * Optional authentication. When a verification key is configured, every /api
  * request needs `Authorization: Bearer <JWT>`, except the OpenAPI document and
- * CORS preflights. It runs in onRequest, before the body is read, so a 401
- * comes before 413, 415 and 400 as the contract's precedence says. The event
- * stream also takes `?access_token=` (an EventSource cannot send headers).
+ * CORS preflights, and so does /metrics unless METRICS_TOKEN gives it a token
+ * of its own (its route counts and process details are not for anyone). It
+ * runs in onRequest, before the body is read, so a 401 comes before 413, 415
+ * and 400 as the contract's precedence says. The event stream also takes
+ * `?access_token=` (an EventSource cannot send headers).
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -12,20 +14,16 @@ import { AppError, ErrorKinds } from '../errors.ts';
 import { Author } from '../messages/message.ts';
 import { assertJsonContentType } from './json-body.ts';
 import { createTokenVerifier, invalidToken, mintDevToken } from './token-verifier.ts';
+import { privateCacheControl, urlTokens } from './url-tokens.ts';
 
 /** Paths under /api that need no token. */
 const PUBLIC_API_ROUTES = new Set(['/api/openapi.json']);
+/** Outside /api, the route that needs a token when it has none of its own (METRICS_TOKEN). */
+const METRICS_ROUTE = '/metrics';
 /** The only route that takes the token from the query string (RFC 6750 section 2.3). */
 const QUERY_TOKEN_ROUTES = new Set(['/api/events']);
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const DEV_TOKEN_LIFETIME_SECONDS = 3600;
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The request carried `access_token` in its URL: the answer must not be cached by others. */
-    tokenInUrl: boolean;
-  }
-}
 
 function isApiPath(path: string): boolean {
   return path === '/api' || path.startsWith('/api/');
@@ -36,12 +34,6 @@ export function isApiRequest(request: FastifyRequest): boolean {
   const [path = ''] = request.url.split('?', 1);
   const route = request.routeOptions.url;
   return isApiPath(path) || (route !== undefined && isApiPath(route));
-}
-
-function queryTokens(url: string): string[] {
-  const at = url.indexOf('?');
-  if (at === -1) return [];
-  return new URLSearchParams(url.slice(at + 1)).getAll('access_token');
 }
 
 function missingToken(): AppError {
@@ -72,15 +64,17 @@ export type Authenticator = (request: FastifyRequest) => Promise<void>;
 export function createAuthenticator(config: Config): Authenticator | null {
   const verifier = createTokenVerifier(config);
   if (verifier === null) return null;
+  const guardsMetrics = config.metricsToken === null;
   return async (request) => {
     const route = request.routeOptions.url;
-    if (!isApiRequest(request) || isPreflight(request)) return;
+    const metrics = guardsMetrics && route === METRICS_ROUTE;
+    if (!(isApiRequest(request) || metrics) || isPreflight(request)) return;
     if (route !== undefined && PUBLIC_API_ROUTES.has(route)) return;
 
     const header = request.headers.authorization;
     const fromQuery =
       route !== undefined && QUERY_TOKEN_ROUTES.has(route) && request.method === 'GET'
-        ? queryTokens(request.url)
+        ? urlTokens(request.url)
         : [];
     if (fromQuery.length > 1 || (fromQuery.length === 1 && header !== undefined)) {
       throw tokenTwice();
@@ -101,31 +95,25 @@ export function createAuthenticator(config: Config): Authenticator | null {
 }
 
 /**
- * Private caching for tokens in URLs, the authentication hook (when
- * `authenticate` is not null: make it with createAuthenticator), and the
- * development token route when AUTH_DEV_TOKENS is on.
+ * Private caching for tokens in URLs (marked in http-app.ts's first hook),
+ * the authentication hook (when `authenticate` is not null: make it with
+ * createAuthenticator), and the development token route when
+ * AUTH_DEV_TOKENS is on.
  */
 export function registerAuth(
   app: FastifyInstance,
   config: Config,
   authenticate: Authenticator | null,
 ): void {
-  app.decorateRequest('tokenInUrl', false);
-
-  // Whatever answers a request with a token in its URL, auth on or off, stays private.
-  app.addHook('onRequest', async (request, reply) => {
-    if (isApiRequest(request) && queryTokens(request.url).length > 0) {
-      request.tokenInUrl = true;
-      reply.header('cache-control', 'private, no-cache');
+  // Whatever answers a request with a token in its URL, auth on or off, stays private,
+  // even where a route set its own Cache-Control.
+  // A callback hook: an async one costs a promise and a microtask turn on every request.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.tokenInUrl) {
+      const current = reply.getHeader('cache-control');
+      reply.header('cache-control', privateCacheControl(current?.toString()));
     }
-  });
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (!request.tokenInUrl) return payload;
-    const current = reply.getHeader('cache-control');
-    if (typeof current !== 'string' || !/\bprivate\b/i.test(current)) {
-      reply.header('cache-control', current === undefined ? 'private' : `private, ${current}`);
-    }
-    return payload;
+    done(null, payload);
   });
 
   if (authenticate !== null) app.addHook('onRequest', authenticate);

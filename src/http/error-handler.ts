@@ -8,6 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { AppError, ErrorKinds } from '../errors.ts';
 import { PROBLEM_CONTENT_TYPE, problemBody, toAppError } from './problem.ts';
 import type { RouteRegistry } from './route-registry.ts';
+import { withoutTokens } from './url-tokens.ts';
 
 export function registerErrorHandling(app: FastifyInstance, routes: RouteRegistry): void {
   app.setErrorHandler(
@@ -45,10 +46,9 @@ export function registerErrorHandling(app: FastifyInstance, routes: RouteRegistr
     const target = path.replace(/\/+$/, '');
     if (target === '' || !routes.knows(target)) return done();
     const permanent = request.method === 'GET' || request.method === 'HEAD' ? 301 : 308;
-    reply
-      .code(permanent)
-      .header('location', query === undefined ? target : `${target}?${query}`)
-      .send();
+    // Never echo a token: it would sit in a header that caches, proxies and logs keep.
+    const location = withoutTokens(query === undefined ? target : `${target}?${query}`);
+    reply.code(permanent).header('location', location).send();
   });
 
   app.setNotFoundHandler(async (request) => {

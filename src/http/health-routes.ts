@@ -32,9 +32,9 @@ export function registerHealthRoutes(app: FastifyInstance, options: HealthOption
         operationId: 'getReadiness',
         summary: 'Readiness: the store answers and its migrations are applied',
         description:
-          '503 (with Retry-After) while the store is unreachable and from the start of a graceful shutdown.',
+          '503 (with Retry-After) while the store is unreachable and from the start of a graceful shutdown. Spends the read budget of the rate limits (a probe every few seconds is far within it).',
         tags: ['operations'],
-        response: { 200: Status, ...problemResponses(503) },
+        response: { 200: Status, ...problemResponses(429, 503) },
       },
     },
     async () => {

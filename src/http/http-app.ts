@@ -31,6 +31,7 @@ import {
   serverOptions,
 } from './security.ts';
 import { registerTurnBatching } from './turn-batching.ts';
+import { carriesToken } from './url-tokens.ts';
 import { compileValidator } from './validation.ts';
 import './request-context.ts';
 
@@ -70,15 +71,22 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(compileValidator);
   app.decorateRequest('actor', null);
   app.decorateRequest('idempotency', null);
+  app.decorateRequest('tokenInUrl', false);
   registerBodyParsers(app);
   const routes = createRouteRegistry(app);
   // First of all: requests go on in batches, one per turn of the event loop (see the file).
   if (config.batching) registerTurnBatching(app);
-  // Before the error layer's hooks, so its redirects carry these headers too.
+  // Before the error layer's hooks, so its redirects carry these headers too. Any answer to
+  // a URL with a token in it is private (auth.ts keeps it so), on any path, whatever answers.
   // A callback hook: an async one costs a promise and a microtask turn on every request.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    if (isApiRequest(request)) reply.header('cache-control', 'no-cache');
+    if (carriesToken(request.url)) {
+      request.tokenInUrl = true;
+      reply.header('cache-control', 'private, no-cache');
+    } else if (isApiRequest(request)) {
+      reply.header('cache-control', 'no-cache');
+    }
     done();
   });
   registerErrorHandling(app, routes);

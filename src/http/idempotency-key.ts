@@ -1,19 +1,22 @@
 /**
- * `Idempotency-Key` on POST /api/messages: claim the key before the request
- * is processed, replay a kept outcome, and keep this request's 2xx/4xx
- * outcome (or free the key after a 5xx) before the answer leaves.
+ * `Idempotency-Key` on POST /api/messages: the HTTP adapter of the domain's
+ * IdempotencyService, which owns the key's whole life. One hook per phase:
+ * claim (or replay) before validation, settle before the answer leaves,
+ * abandon when a request ended without one.
+ *
+ * The hooks take callbacks and return at once when there is nothing to do
+ * (most creates carry no key): an async hook costs a promise and a microtask
+ * turn per request, which the CPU profile of POST showed.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.ts';
 import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyService } from '../messages/idempotency.ts';
 import type { Message } from '../messages/message.ts';
+import type { StoredResponse } from '../messages/idempotency-store.ts';
 import { etagOf, singleHeader } from './conditional-requests.ts';
 import { PROBLEM_CONTENT_TYPE } from './problem.ts';
 
 const HEADER = 'idempotency-key';
-/** How long a 503 waits for its key to be freed (a healthy store takes a millisecond). */
-const RELEASE_WAIT_MS = 250;
 
 /** The key, with a structured-field string's quotes removed (`"abc"` means `abc`). */
 export function parseIdempotencyKey(raw: string | undefined): string | undefined {
@@ -28,70 +31,59 @@ export function parseIdempotencyKey(raw: string | undefined): string | undefined
   return key;
 }
 
+/** Sends a kept answer again, as the exact text kept, so a replay is the first answer again. */
+function replay(reply: FastifyReply, kept: StoredResponse): FastifyReply {
+  reply.header('idempotent-replayed', 'true');
+  if (kept.status === 201) {
+    const message = JSON.parse(kept.body) as Message;
+    reply.header('location', `/api/messages/${message.id}`).header('etag', etagOf(message.version));
+  }
+  const type = kept.status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json; charset=utf-8';
+  return reply.code(kept.status).type(type).send(kept.body);
+}
+
 export function idempotencyHooks(service: IdempotencyService) {
+  /** True when it answered the request itself (a replay). */
+  async function claim(request: FastifyRequest, reply: FastifyReply): Promise<boolean> {
+    const key = parseIdempotencyKey(singleHeader(request.headers[HEADER]));
+    if (key === undefined) return false;
+    const result = await service.claim(request.actor?.subject ?? '', key, request.body);
+    if (result.kind === 'replay') {
+      replay(reply, result.response);
+      return true;
+    }
+    request.idempotency = result.held;
+    return false;
+  }
+
   return {
     /** preValidation: after the body is parsed, before anything is done with it. */
-    async claim(request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-      const key = parseIdempotencyKey(singleHeader(request.headers[HEADER]));
-      if (key === undefined) return;
-      const scope = request.actor?.subject ?? '';
-      const { claim, outcome } = await service.claim(scope, key, request.body);
-      switch (outcome.kind) {
-        case 'claimed':
-          request.idempotency = { claim, settled: false };
-          return;
-        case 'in-flight':
-          throw new AppError(
-            ErrorKinds.idempotencyInFlight,
-            'A request with this Idempotency-Key is still being processed; retry shortly.',
-            { headers: { 'retry-after': '1' } },
-          );
-        case 'mismatch':
-          throw new AppError(
-            ErrorKinds.idempotencyKeyReuse,
-            'This Idempotency-Key was used with a different body.',
-          );
-        case 'replay': {
-          reply.header('idempotent-replayed', 'true');
-          if (outcome.status === 201) {
-            const message = JSON.parse(outcome.body) as Message;
-            reply
-              .header('location', `/api/messages/${message.id}`)
-              .header('etag', etagOf(message.version));
-          }
-          const type =
-            outcome.status >= 400 ? PROBLEM_CONTENT_TYPE : 'application/json; charset=utf-8';
-          // Sent as the exact text kept, so a replay is the first answer again.
-          return reply.code(outcome.status).type(type).send(outcome.body);
-        }
-      }
+    claim(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+      if (request.headers[HEADER] === undefined) return done();
+      // A hook that answered does not call done(): the request goes no further.
+      claim(request, reply).then((answered) => (answered ? undefined : done()), done);
     },
 
-    /** onSend: keep a 2xx/4xx outcome that the store did not keep already; free the key after a 5xx. */
-    async settle(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
-      const state = request.idempotency;
-      if (state === null || state.settled) return payload;
-      state.settled = true;
-      if (reply.statusCode >= 500) {
-        // The key is freed before the answer leaves, so the client's retry runs again. After a
-        // 503 the store may be what hangs: then the answer waits at most RELEASE_WAIT_MS more
-        // (the release goes on in the background, and retries until it lands).
-        const released = service.release(state.claim).catch(() => undefined);
-        await (reply.statusCode === 503
-          ? Promise.race([released, sleep(RELEASE_WAIT_MS, undefined, { ref: false })])
-          : released);
-      } else {
-        await service.complete(state.claim, reply.statusCode, String(payload));
-      }
-      return payload;
+    /** onSend: the answer is known; the service keeps it or frees the key. */
+    settle(
+      request: FastifyRequest,
+      reply: FastifyReply,
+      payload: unknown,
+      done: (error: Error | null, payload?: unknown) => void,
+    ): void {
+      const held = request.idempotency;
+      if (held === null || !held.open) return done(null, payload);
+      service.settle(held, reply.statusCode, String(payload)).then(
+        () => done(null, payload),
+        (error: Error) => done(error),
+      );
     },
 
-    /** onResponse: a request that died before onSend (e.g. the connection dropped) frees its key. */
-    async cleanUp(request: FastifyRequest): Promise<void> {
-      const state = request.idempotency;
-      if (state === null || state.settled) return;
-      state.settled = true;
-      await service.release(state.claim).catch(() => undefined);
+    /** onResponse: a request that ended before onSend (the connection dropped) frees its key. */
+    abandon(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+      const held = request.idempotency;
+      if (held === null || !held.open) return done();
+      service.abandon(held).then(() => done(), done);
     },
   };
 }

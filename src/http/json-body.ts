@@ -1,14 +1,19 @@
 /**
  * Bodies are parsed here, strictly: invalid UTF-8 is a 400 (Fastify's default
  * parser would silently replace it with U+FFFD), prototype-poisoning keys are
- * refused, and any non-JSON media type is a 415 once the body has been read
- * (so an oversized body is still a 413, as the precedence says).
+ * refused, nesting deeper than MAX_JSON_DEPTH is refused (whatever walks a
+ * body later, a fingerprint or a validator, may recurse), and any non-JSON
+ * media type is a 415 once the body has been read (so an oversized body is
+ * still a 413, as the precedence says).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { AppError, ErrorKinds } from '../errors.ts';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Arrays and objects inside one another; the API's bodies are flat objects (depth 1). */
+export const MAX_JSON_DEPTH = 32;
 
 function malformed(detail: string): AppError {
   return new AppError(ErrorKinds.malformedBody, detail);
@@ -29,13 +34,39 @@ export function parseJsonBody(bytes: Buffer): unknown {
     throw malformed('The body is not valid UTF-8.');
   }
   if (text.trim() === '') throw malformed('The body is empty; send a JSON object.');
+  let body: unknown;
   try {
-    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+    body = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (error) {
     if (error instanceof SyntaxError)
       throw malformed(`The body is not valid JSON: ${error.message}`);
     throw malformed('The body is not valid JSON or uses a forbidden key (__proto__, constructor).');
   }
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    throw malformed(`The body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`);
+  }
+  return body;
+}
+
+/** For valid JSON text: do brackets outside strings nest deeper than `limit`? One pass, no recursion. */
+function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // a backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
 }
 
 function charsetIsUtf8(request: FastifyRequest): boolean {

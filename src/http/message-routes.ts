@@ -2,14 +2,15 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { IdempotencyService } from '../messages/idempotency.ts';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { MAX_KEPT_OUTCOME_BYTES, type IdempotencyService } from '../messages/idempotency.ts';
 import {
   CreateMessageBody,
   MessageSchema,
   UpdateMessageBody,
   type Message,
 } from '../messages/message.ts';
-import type { MessageService } from '../messages/message-service.ts';
+import { authorRuleErrors, type MessageService } from '../messages/message-service.ts';
 import {
   etagOf,
   ifMatchPrecondition,
@@ -17,9 +18,10 @@ import {
   singleHeader,
 } from './conditional-requests.ts';
 import { idempotencyHooks } from './idempotency-key.ts';
-import { idOfMessageJson } from '../messages/message-json.ts';
+import type { MessagePage } from '../messages/message-store.ts';
 import { assertJsonContentType } from './json-body.ts';
 import { ListQuerystring, nextPageUrl, toListQuery } from './list-query.ts';
+import { withMoreFailures } from './problem.ts';
 import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
 
 export interface MessageRoutesOptions {
@@ -45,7 +47,9 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         operationId: 'createMessage',
         summary: 'Create a message',
         description:
-          'Stores a new message and answers 201 with it, its Location and ETag. `room` defaults to `general`. With an `Idempotency-Key` (a quoted structured-field string means the same key), a retry with the same body replays the first answer (`Idempotent-Replayed: true`), a different body is a 422, and a retry while the first is in flight is a 409. Only 2xx and 4xx outcomes are kept (24 hours at least); after a 5xx the key is free again.',
+          'Stores a new message and answers 201 with it, its Location and ETag. `room` defaults to `general`. With an `Idempotency-Key` (a quoted structured-field string means the same key), a retry with the same body replays the first answer (`Idempotent-Replayed: true`), a different body is a 422, and a retry while the first is in flight is a 409. Only 2xx and 4xx outcomes are kept (24 hours at least; an answer over ' +
+          String(MAX_KEPT_OUTCOME_BYTES / 1024) +
+          ' KiB is not kept, its key is freed, and problems stay far below that); after a 5xx the key is free again.',
         tags: ['messages'],
         headers: Type.Object({
           'idempotency-key': Type.Optional(
@@ -69,28 +73,25 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
           ...problemResponses(400, 409, 413, 415, 422, 507, ...COMMON_PROBLEMS),
         },
       },
-      // Callback-style hooks that return at once when there is nothing to do (most creates
-      // carry no Idempotency-Key): an async hook costs a promise and a microtask turn per
-      // request, which the CPU profile of POST showed. Same order, same outcomes.
-      preValidation: (request, reply, done) => {
-        assertJsonContentType(request);
-        if (request.headers['idempotency-key'] === undefined) return done();
-        idempotency.claim(request, reply).then(() => done(), done);
-      },
-      onSend: (request, reply, payload, done) => {
-        if (request.idempotency === null || request.idempotency.settled) {
-          return done(null, payload);
-        }
-        idempotency.settle(request, reply, payload).then((p) => done(null, p), done);
-      },
-      onResponse: (request, _reply, done) => {
-        if (request.idempotency === null || request.idempotency.settled) return done();
-        idempotency.cleanUp(request).then(() => done(), done);
-      },
+      // The 400 for a body that fails its schema is made in the handler, so that it also
+      // names the author rule's failure (which depends on who asks): one entry per failure.
+      attachValidation: true,
+      preValidation: [jsonContentTypeHook, idempotency.claim],
+      onSend: idempotency.settle,
+      onResponse: idempotency.abandon,
     },
     async (request, reply) => {
-      const message = await service.create(request.body, request.actor, request.idempotency?.claim);
-      if (request.idempotency !== null) request.idempotency.settled = true;
+      if (request.validationError !== undefined) {
+        throw withMoreFailures(
+          request.validationError,
+          authorRuleErrors(request.body, request.actor),
+        );
+      }
+      const message = await service.create(
+        request.body,
+        request.actor,
+        request.idempotency ?? undefined,
+      );
       return reply
         .code(201)
         .header('location', `${BASE}/${message.id}`)
@@ -127,22 +128,21 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
     },
     async (request, reply) => {
       const query = toListQuery(request.query);
-      reply.header('event-seq', String(await service.latestChangeSeq()));
       if (query.limit !== undefined) {
-        const rows = await service.listPage({ ...query, limit: query.limit + 1 });
-        const page = rows.length > query.limit ? rows.slice(0, query.limit) : rows;
-        if (rows.length > query.limit) {
-          const last = idOfMessageJson(page[page.length - 1]!);
-          reply.header('link', `<${nextPageUrl(BASE, query, last)}>; rel="next"`);
+        const page = await service.listPage({ ...query, limit: query.limit });
+        reply.header('event-seq', String(page.latestSeq));
+        if (page.more && page.lastId !== undefined) {
+          reply.header('link', `<${nextPageUrl(BASE, query, page.lastId)}>; rel="next"`);
         }
         // The stored JSON of each message, joined: no objects built, nothing serialized again.
-        return reply.type(JSON_TYPE).send(`[${page.join(',')}]` as unknown as Message[]);
+        return reply.type(JSON_TYPE).send(`[${page.json}]` as unknown as Message[]);
       }
       // Everything: streamed in keyset batches. The first batch is read before
       // the status goes out, so a store that is down gets a proper 503; a
       // failure after that aborts the connection before the closing bracket.
       const batches = service.stream(query);
       const first = await batches.next();
+      if (first.done !== true) reply.header('event-seq', String(first.value.latestSeq));
       const body = Readable.from(
         jsonArray(first.done === true ? undefined : first.value, batches),
         {
@@ -254,20 +254,34 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
   );
 };
 
+/** A callback hook (see idempotency-key.ts for why). */
+function jsonContentTypeHook(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  done: HookHandlerDoneFunction,
+): void {
+  try {
+    assertJsonContentType(request);
+  } catch (error) {
+    return done(error as Error);
+  }
+  done();
+}
+
 /** `[`, the batches comma-separated, `]`: one chunk per batch. */
 async function* jsonArray(
-  first: string[] | undefined,
-  rest: AsyncGenerator<string[]>,
+  first: MessagePage | undefined,
+  rest: AsyncGenerator<MessagePage>,
 ): AsyncGenerator<string> {
   yield '[';
   let separator = '';
-  if (first !== undefined) {
-    yield first.join(',');
-    separator = ',';
-  }
-  for await (const batch of rest) {
-    yield separator + batch.join(',');
-    separator = ',';
+  for (let page = first; page !== undefined;) {
+    if (page.count > 0) {
+      yield separator + page.json;
+      separator = ',';
+    }
+    const next = await rest.next();
+    page = next.done === true ? undefined : next.value;
   }
   yield ']';
 }

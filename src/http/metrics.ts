@@ -2,9 +2,14 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { PROBLEM_CONTENT_TYPE, ProblemSchema } from './problem.ts';
+import { problemResponses } from './responses.ts';
 
 export interface MetricsOptions {
-  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  /**
+   * When set, GET /metrics needs `Authorization: Bearer <token>`. When unset
+   * with authentication on, it needs a valid bearer JWT instead (auth.ts).
+   */
   readonly token: string | null;
 }
 
@@ -44,11 +49,19 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     operationId: 'getMetrics',
     summary: 'Prometheus metrics',
     description:
-      'Request counts and latency histograms by method, route and status, plus process metrics, in the Prometheus text format.',
+      'Request counts and latency histograms by method, route and status, plus process metrics, in the Prometheus text format. With METRICS_TOKEN set it needs `Authorization: Bearer <METRICS_TOKEN>`; otherwise, when authentication is on, a valid bearer JWT (any subject; not from the URL); with neither, it is open.',
     tags: ['operations'],
     response: {
       200: text('The metrics'),
-      401: text('METRICS_TOKEN is set and the request did not carry it'),
+      401: {
+        description:
+          'METRICS_TOKEN is set and the request did not carry it (text), or authentication is on, METRICS_TOKEN is unset and the request carried no valid bearer JWT (a problem)',
+        content: {
+          'text/plain': { schema: { type: 'string' } },
+          [PROBLEM_CONTENT_TYPE]: { schema: ProblemSchema },
+        },
+      },
+      ...problemResponses(429),
     },
   };
   // Both answers are sent as text, which the response serializer leaves alone.

@@ -4,6 +4,8 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { ErrorKinds } from '../errors.ts';
 import { docsContentSecurityPolicy } from './security.ts';
+import { MAX_JSON_DEPTH } from './json-body.ts';
+import { MAX_LISTED_ERRORS } from './problem.ts';
 import { problemResponses } from './responses.ts';
 
 const problemTable = Object.values(ErrorKinds)
@@ -27,16 +29,24 @@ Errors are RFC 9457 problems (\`application/problem+json\`). Their \`type\`s:
 |---|---|---|
 ${problemTable}
 
-Every API response carries \`Cache-Control: no-cache\` and \`X-Request-Id\`.
+Every API response carries \`Cache-Control: no-cache\` and \`X-Request-Id\`; any response to a URL
+that carries \`access_token\` (its name decoded, in any letter case) is \`Cache-Control: private,
+no-cache\`, and a trailing-slash redirect never repeats the token in its \`Location\`.
+
+A validation failure lists one \`errors\` entry per failed rule, at most ${MAX_LISTED_ERRORS} (\`detail\`
+then says how many more failed); long names and details are shortened. Bodies nesting arrays and
+objects deeper than ${MAX_JSON_DEPTH} levels are refused as malformed.
 
 **Authentication** is off unless the service is given a JWT key (AUTH_JWT_SECRET or
 AUTH_JWKS_URL). Then every /api request but this document needs \`Authorization: Bearer <JWT>\`
 (401 with \`WWW-Authenticate: Bearer\` otherwise); \`GET /api/events\` also takes
-\`?access_token=<JWT>\` (not both: 400). The token's \`sub\` is the author of what it creates; only
+\`?access_token=<JWT>\` (not both: 400). \`/metrics\` then needs a valid bearer JWT too, unless
+METRICS_TOKEN is set, which it needs instead. The token's \`sub\` is the author of what it creates; only
 the author, or a token with the admin role, may edit or delete a message (403).
 
 **Rate limits** (on by default): separate write (POST, PUT, DELETE) and read budgets per client
-(token subject, else address). Every /api answer carries the draft-ietf-httpapi-ratelimit-headers-10
+(token subject, else address); \`/readyz\` and \`/metrics\` spend the read budget too. Every answer that
+counts carries the draft-ietf-httpapi-ratelimit-headers-10
 headers \`RateLimit-Policy: "write";q=50;w=10\` and \`RateLimit: "write";r=49;t=10\`; past the budget
 the answer is a 429 problem with \`Retry-After\`.`,
       },

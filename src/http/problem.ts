@@ -1,9 +1,21 @@
 /** The RFC 9457 problem document: its schema (for OpenAPI) and how any error becomes one. */
 import { Type, type Static } from '@sinclair/typebox';
 import { AppError, ErrorKinds, isAppError, type FieldError } from '../errors.ts';
+import { shorten } from './shorten.ts';
 import { fieldErrorsFrom, type ValidationFailure } from './validation.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/**
+ * What one problem document says at most, whatever the request: a body of
+ * thousands of unknown fields must not get an answer of hundreds of KB (nor
+ * have one kept for its Idempotency-Key). With these a problem stays under
+ * about 7 KB.
+ */
+export const MAX_LISTED_ERRORS = 20;
+const MAX_DETAIL_CHARS = 500;
+const MAX_ENTRY_DETAIL_CHARS = 200;
+const MAX_LOCATION_CHARS = 128;
 
 export const ProblemSchema = Type.Object(
   {
@@ -26,8 +38,7 @@ export const ProblemSchema = Type.Object(
           header: Type.Optional(Type.String({ description: 'A request header name' })),
         }),
         {
-          description:
-            'One entry per failed rule; each names exactly one of pointer, parameter, header.',
+          description: `One entry per failed rule; each names exactly one of pointer, parameter, header. At most ${MAX_LISTED_ERRORS} are listed (detail then says how many more failed); long names and details are shortened with "…".`,
         },
       ),
     ),
@@ -48,8 +59,7 @@ export function toAppError(error: unknown): AppError {
   if (isAppError(error)) return error;
   const e = (error ?? {}) as FrameworkError;
   if (Array.isArray(e.validation)) {
-    const errors: FieldError[] = fieldErrorsFrom(e.validation, e.validationContext ?? 'body');
-    return new AppError(ErrorKinds.validation, errors.map((x) => x.detail).join('; '), { errors });
+    return validationFailed(fieldErrorsFrom(e.validation, e.validationContext ?? 'body'));
   }
   switch (e.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -97,13 +107,54 @@ export function toAppError(error: unknown): AppError {
   });
 }
 
+/** The 400 for failed rules, one entry each; its detail sums up the first ones. */
+export function validationFailed(errors: readonly FieldError[]): AppError {
+  const detail = errors
+    .slice(0, MAX_LISTED_ERRORS)
+    .map((x) => x.detail)
+    .join('; ');
+  return new AppError(ErrorKinds.validation, detail, { errors });
+}
+
+/**
+ * A schema validation failure (the framework's) with more failed rules of the
+ * same request added, so that one 400 names them all; a rule at a location
+ * the schema already flagged is left out.
+ */
+export function withMoreFailures(error: unknown, more: readonly FieldError[]): AppError {
+  const appError = toAppError(error);
+  if (appError.kind !== ErrorKinds.validation || more.length === 0) return appError;
+  const errors = appError.errors ?? [];
+  const flagged = new Set(errors.map(locationOf));
+  return validationFailed([...errors, ...more.filter((e) => !flagged.has(locationOf(e)))]);
+}
+
+function locationOf(error: FieldError): string {
+  if ('pointer' in error) return `pointer ${error.pointer}`;
+  if ('parameter' in error) return `parameter ${error.parameter}`;
+  return `header ${error.header}`;
+}
+
+function boundedEntry(error: FieldError): FieldError {
+  const detail = shorten(error.detail, MAX_ENTRY_DETAIL_CHARS);
+  if ('pointer' in error) return { pointer: shorten(error.pointer, MAX_LOCATION_CHARS), detail };
+  if ('parameter' in error) {
+    return { parameter: shorten(error.parameter, MAX_LOCATION_CHARS), detail };
+  }
+  return { header: shorten(error.header, MAX_LOCATION_CHARS), detail };
+}
+
+/** The document for an error, within the bounds above. */
 export function problemBody(error: AppError, requestId: string): Problem {
+  const listed = error.errors?.slice(0, MAX_LISTED_ERRORS).map(boundedEntry);
+  const unlisted = (error.errors?.length ?? 0) - (listed?.length ?? 0);
+  const detail = shorten(error.detail, MAX_DETAIL_CHARS);
   return {
     type: error.kind.type,
     title: error.kind.title,
     status: error.kind.status,
-    detail: error.detail,
+    detail: unlisted > 0 ? `${detail} (and ${unlisted} more failures, not listed)` : detail,
     instance: `urn:request:${requestId}`,
-    ...(error.errors === undefined ? {} : { errors: [...error.errors] }),
+    ...(listed === undefined ? {} : { errors: listed }),
   };
 }

@@ -1,9 +1,12 @@
 /**
  * Request budgets with @fastify/rate-limit: one for writes (POST, PUT,
  * DELETE, PATCH), one for reads, per client: the token's subject when auth
- * is on, else the client address. Fixed windows. With REDIS_URL the counters
- * live in Redis and every instance shares them; otherwise each instance
- * counts on its own. Every /api answer carries the IETF draft's headers
+ * is on, else the client address. Fixed windows. They cover /api and the
+ * routes outside it that do real work (/readyz pings the store, /metrics
+ * renders every series, /auth/dev-token signs); /healthz and the page's
+ * static files are free. With REDIS_URL the counters live in Redis and every
+ * instance shares them; otherwise each instance counts on its own. Every
+ * answer they cover carries the IETF draft's headers
  * (draft-ietf-httpapi-ratelimit-headers-10):
  *
  *   RateLimit-Policy: "write";q=50;w=10     RateLimit: "write";r=49;t=10
@@ -20,6 +23,8 @@ import { AppError, ErrorKinds } from '../errors.ts';
 import { isApiRequest } from './auth.ts';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
+/** Routes outside /api that spend a budget too. */
+const LIMITED_ROUTES = new Set(['/readyz', '/metrics', '/auth/dev-token']);
 /** How many distinct clients one instance keeps counters for without Redis. */
 const LOCAL_CACHE_SIZE = 50_000;
 
@@ -84,7 +89,9 @@ export async function registerRateLimits(app: FastifyInstance, config: Config): 
 
   // After authentication (registered before this), so the subject is known.
   app.addHook('onRequest', async (request, reply) => {
-    if (!isApiRequest(request) || request.method === 'OPTIONS') return;
+    const route = request.routeOptions.url;
+    const limited = isApiRequest(request) || (route !== undefined && LIMITED_ROUTES.has(route));
+    if (!limited || request.method === 'OPTIONS') return;
     const current = WRITE_METHODS.has(request.method) ? write : read;
     if (current === null) return;
     let result: Awaited<ReturnType<Check>>;

@@ -1,17 +1,14 @@
 /** What the HTTP layer attaches to a request: who is asking, and the Idempotency-Key claim. */
 import type { Actor } from '../messages/actor.ts';
-import type { IdempotencyClaim } from '../messages/idempotency-store.ts';
-
-export interface IdempotencyState {
-  readonly claim: IdempotencyClaim;
-  /** True once the outcome is stored (a create stores its 201 in its own transaction). */
-  settled: boolean;
-}
+import type { HeldClaim } from '../messages/idempotency.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by authentication when it is on; null means auth is off (no ownership rules). */
     actor: Actor | null;
-    idempotency: IdempotencyState | null;
+    /** The Idempotency-Key claim this request holds, if it sent a key (see idempotency-key.ts). */
+    idempotency: HeldClaim | null;
+    /** The URL carried `access_token` (see url-tokens.ts): the answer must not be cached by others. */
+    tokenInUrl: boolean;
   }
 }

@@ -16,6 +16,7 @@ import { AppError, ErrorKinds, type ErrorKind } from '../errors.ts';
 import type { Authenticator } from './auth.ts';
 import { PROBLEM_CONTENT_TYPE, problemBody } from './problem.ts';
 import { registerHelmetHeaders } from './security-headers.ts';
+import { carriesToken } from './url-tokens.ts';
 
 /** Response headers a cross-origin client may read. */
 const EXPOSED_HEADERS = [
@@ -119,7 +120,7 @@ export function frameworkErrorHandler(getAuthenticator: () => Authenticator | nu
       void reply
         .code(appError.status)
         .header('x-request-id', request.id)
-        .header('cache-control', 'no-cache')
+        .header('cache-control', carriesToken(request.url) ? 'private, no-cache' : 'no-cache')
         .type(PROBLEM_CONTENT_TYPE)
         .send(problemBody(appError, String(request.id)));
     };

@@ -6,11 +6,15 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FieldError } from '../errors.ts';
+import { shorten } from './shorten.ts';
 
 // ajv-formats ships CommonJS whose default export TypeScript sees one level deep.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 export type ValidationFailure = ErrorObject;
+
+/** The longest field name a failure repeats (a client may send a 60 KB one). */
+const MAX_NAME_CHARS = 64;
 
 const common: Options = {
   allErrors: true,
@@ -49,7 +53,11 @@ function describe(field: string, error: ErrorObject): string {
   }
 }
 
-/** One field error per Ajv failure, located by pointer, parameter or header as the part says. */
+/**
+ * One field error per Ajv failure, located by pointer, parameter or header as
+ * the part says; unknown names are shortened (see problem.ts for the bounds
+ * on the whole document).
+ */
 export function fieldErrorsFrom(failures: readonly ErrorObject[], part: string): FieldError[] {
   const seen = new Set<string>();
   const errors: FieldError[] = [];
@@ -57,7 +65,10 @@ export function fieldErrorsFrom(failures: readonly ErrorObject[], part: string):
     let path = failure.instancePath;
     let detail: string;
     if (failure.keyword === 'additionalProperties') {
-      const extra = (failure.params as { additionalProperty: string }).additionalProperty;
+      const extra = shorten(
+        (failure.params as { additionalProperty: string }).additionalProperty,
+        MAX_NAME_CHARS,
+      );
       path = `${path}/${escapePointer(extra)}`;
       detail = `${JSON.stringify(extra)} is not a known field`;
     } else if (failure.keyword === 'required') {

@@ -32,14 +32,18 @@ export interface ClaimTiming {
   readonly inFlightMs: number;
   /** A completed outcome older than this is forgotten. */
   readonly ttlMs: number;
+  /** A pending claim taken before this was left by a process that died (see ownedByOneProcess). */
+  readonly abandonedBefore?: Date;
 }
 
 export interface IdempotencyStore {
+  /** One process at a time owns the store (a SQLite file): what it left pending, it left by dying. */
+  readonly ownedByOneProcess: boolean;
+
   /**
-   * Claims the key for this request, atomically: exactly one of racing
-   * claims of a free (or expired) key is `claimed`; the others see it
-   * `in-flight`, and once an outcome is kept, `replay` (same request hash)
-   * or `mismatch`.
+   * Reads the key's row and lets the domain's decideClaim() rule on it, in one
+   * transaction; stores this claim (pending) when the answer is 'claimed'.
+   * Of racing claims of a free (or expired) key exactly one is 'claimed'.
    */
   claim(claim: IdempotencyClaim, timing: ClaimTiming): Promise<ClaimOutcome>;
 

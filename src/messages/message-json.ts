@@ -19,9 +19,12 @@ export function messageJson(m: Message): string {
 
 const ID_PREFIX = '{"id":"';
 
-/** The id of a message's JSON text as messageJson wrote it (its first field), without parsing it. */
-export function idOfMessageJson(json: string): string {
-  return json.startsWith(ID_PREFIX)
-    ? json.slice(ID_PREFIX.length, ID_PREFIX.length + 36)
-    : (JSON.parse(json) as Message).id;
+/**
+ * The id of the last message in JSON texts that messageJson wrote, joined by
+ * commas. Each starts with `{"id":"` and those bytes occur nowhere else: a
+ * quote inside a string value is always escaped.
+ */
+export function lastIdOfMessagesJson(json: string): string | undefined {
+  const at = json.lastIndexOf(ID_PREFIX);
+  return at < 0 ? undefined : json.slice(at + ID_PREFIX.length, at + ID_PREFIX.length + 36);
 }

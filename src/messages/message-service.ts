@@ -3,8 +3,9 @@
  * concurrency, 404s. The store makes each write atomic and appends its change;
  * the service decides whether the write may happen and wakes the listeners.
  */
-import { AppError, ErrorKinds, invalidField, type FieldError } from '../errors.ts';
+import { AppError, ErrorKinds, type FieldError } from '../errors.ts';
 import type { Actor } from './actor.ts';
+import type { HeldClaim } from './idempotency.ts';
 import {
   DEFAULT_ROOM,
   isWellFormedId,
@@ -13,15 +14,10 @@ import {
   type Message,
   type UpdateMessageBody,
 } from './message.ts';
-import { idOfMessageJson } from './message-json.ts';
-import type { ChangeLog } from './change-log.ts';
-import type { IdempotencyClaim } from './idempotency-store.ts';
-import type { MessageStore, WriteCheck } from './message-store.ts';
+import type { MessagePage, MessageStore, WriteCheck } from './message-store.ts';
 
 export interface MessageServiceDeps {
   readonly messages: MessageStore;
-  /** Read only: where the change log stands (Event-Seq). */
-  readonly changes: ChangeLog;
   /** A new id, larger than every id this process handed out before (UUIDv7, monotonic). */
   readonly newId: () => string;
   readonly now: () => Date;
@@ -42,12 +38,13 @@ export class MessageService {
     this.#deps = deps;
   }
 
-  async create(
-    body: CreateMessageBody,
-    actor: Actor | null,
-    claim?: IdempotencyClaim,
-  ): Promise<Message> {
-    const author = this.#authorFor(body, actor);
+  /** With a held Idempotency-Key claim, the 201 is kept in the create's own transaction. */
+  async create(body: CreateMessageBody, actor: Actor | null, held?: HeldClaim): Promise<Message> {
+    const authorErrors = authorRuleErrors(body, actor);
+    if (authorErrors.length > 0) {
+      throw new AppError(ErrorKinds.validation, authorErrors[0]!.detail, { errors: authorErrors });
+    }
+    const author = actor?.subject ?? body.author!;
     const message = await this.#deps.messages.create(
       {
         id: this.#deps.newId(),
@@ -56,8 +53,9 @@ export class MessageService {
         content: body.content,
         createdAt: this.#nowIso(),
       },
-      claim,
+      held?.claim,
     );
+    held?.close();
     this.#deps.onChange();
     return message;
   }
@@ -116,8 +114,8 @@ export class MessageService {
     return deleted;
   }
 
-  /** One page: at most `limit` messages in the query's order, each as its JSON text. */
-  listPage(query: ListQuery & { readonly limit: number }): Promise<string[]> {
+  /** One page: at most `limit` messages in the query's order, with the change log's latest seq. */
+  listPage(query: ListQuery & { readonly limit: number }): Promise<MessagePage> {
     return this.#deps.messages.list(query);
   }
 
@@ -126,16 +124,16 @@ export class MessageService {
    * stays flat whatever the count and no cursor or connection stays pinned
    * while a slow client reads.
    */
-  async *stream(query: ListQuery): AsyncGenerator<string[]> {
+  async *stream(query: ListQuery): AsyncGenerator<MessagePage> {
     let cursor: Pick<ListQuery, 'after' | 'before'> = {};
     let remaining = query.limit ?? Number.POSITIVE_INFINITY;
     while (remaining > 0) {
       const limit = Math.min(STREAM_BATCH_SIZE, remaining);
-      const batch = await this.#deps.messages.list({ ...query, ...cursor, limit });
-      if (batch.length > 0) yield batch;
-      if (batch.length < limit) return;
-      remaining -= batch.length;
-      const last = idOfMessageJson(batch[batch.length - 1]!);
+      const page = await this.#deps.messages.list({ ...query, ...cursor, limit });
+      yield page;
+      if (!page.more || page.lastId === undefined) return;
+      remaining -= page.count;
+      const last = page.lastId;
       cursor =
         query.order === 'asc'
           ? { after: last, before: query.before }
@@ -143,25 +141,25 @@ export class MessageService {
     }
   }
 
-  /** The last change committed so far: a list read after this misses none of it. */
-  async latestChangeSeq(): Promise<number> {
-    return (await this.#deps.changes.bounds()).latest;
-  }
-
-  #authorFor(body: CreateMessageBody, actor: Actor | null): string {
-    if (actor !== null) {
-      if (body.author !== undefined && body.author !== actor.subject) {
-        throw invalidField('author', "author must be left out or equal the token's subject");
-      }
-      return actor.subject;
-    }
-    if (body.author === undefined) throw invalidField('author', 'author is required');
-    return body.author;
-  }
-
   #nowIso(): string {
     return this.#deps.now().toISOString();
   }
+}
+
+/**
+ * The create's rule on `author` that no schema can state, as it depends on
+ * who asks: required with auth off; with auth on, left out or equal to the
+ * token's subject. For any parsed body, so that a 400 can name these
+ * failures together with the schema's.
+ */
+export function authorRuleErrors(body: unknown, actor: Actor | null): FieldError[] {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return [];
+  const { author } = body as { author?: unknown };
+  if (actor === null) {
+    return author === undefined ? [{ pointer: '#/author', detail: 'author is required' }] : [];
+  }
+  if (author === undefined || author === actor.subject) return [];
+  return [{ pointer: '#/author', detail: "author must be left out or equal the token's subject" }];
 }
 
 function notFound(): AppError {

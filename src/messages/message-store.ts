@@ -17,6 +17,23 @@ export interface UpdateOutcome {
   readonly changed: boolean;
 }
 
+/** One page of a list, as it is sent. */
+export interface MessagePage {
+  /**
+   * The messages' JSON texts (the copy stored with each row at write time:
+   * messageJson's bytes) joined by commas, without brackets: a list is sent
+   * without building an object per message.
+   */
+  readonly json: string;
+  readonly count: number;
+  /** The last message's id, lowercase (undefined when the page is empty): the next page's bound. */
+  readonly lastId: string | undefined;
+  /** True when more messages lie beyond this page within the query's bounds. */
+  readonly more: boolean;
+  /** The last change committed before this read (the same snapshot): Event-Seq. */
+  readonly latestSeq: number;
+}
+
 export interface MessageStore {
   /**
    * Stores a new message and appends its change, in one transaction; with a
@@ -46,8 +63,8 @@ export interface MessageStore {
 
   /**
    * At most `limit` messages within the query's bounds, in the query's order
-   * (keyset on id), each as its JSON text: the copy stored with the row at
-   * write time (messageJson's bytes), so a list is sent without building objects.
+   * (keyset on id), read in one snapshot together with the change log's
+   * latest sequence number (as ChangeLog.bounds() would say it).
    */
-  list(query: ListQuery & { readonly limit: number }): Promise<string[]>;
+  list(query: ListQuery & { readonly limit: number }): Promise<MessagePage>;
 }

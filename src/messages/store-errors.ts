@@ -21,17 +21,6 @@ export function storeFull(cause: unknown): AppError {
   );
 }
 
-/**
- * A create whose Idempotency-Key claim was freed or taken over meanwhile:
- * nothing was stored, and the retry (which freed or took over the claim) decides.
- */
-export function claimLost(cause?: unknown): AppError {
-  return new AppError(ErrorKinds.storeUnavailable, 'The Idempotency-Key claim was lost.', {
-    headers: { 'retry-after': '1' },
-    cause,
-  });
-}
-
 /** A store asked to answer before its migrations ran. */
 export function notMigrated(): AppError {
   return new AppError(ErrorKinds.storeUnavailable, 'Migrations are not applied yet.');

@@ -252,6 +252,55 @@ describe('authentication', () => {
     }
   });
 
+  it('reads access_token by its decoded name, and never logs it however it is spelled', async () => {
+    const spellings = ['%61ccess_token', 'access%5Ftoken', 'ACCESS_TOKEN', 'access_token'];
+    const sent: string[] = [];
+    for (const name of spellings) {
+      const expired = await token({ sub: `expired-${name}`, expiresIn: -3600 });
+      sent.push(expired);
+      const response = await inject({ url: `/api/events?room=x&${name}=${expired}` });
+      // Read as the token (decoded, as the redaction reads it): refused as expired.
+      assertInvalidToken(response);
+      assert.equal(response.headers['cache-control'], 'private, no-cache');
+    }
+    const good = await token({ sub: 'encoded-name' });
+    sent.push(good);
+    const base = t.url === '' ? await t.listen() : t.url;
+    const client = await connectSse(`${base}/api/events?%61ccess_token=${good}`);
+    try {
+      assert.equal(client.status, 200);
+      assert.match(String(client.headers['cache-control']), /^private, no-cache\b/);
+    } finally {
+      client.close();
+    }
+    const text = log.join('\n');
+    assert.ok(text.includes('[redacted]'), 'the URL tokens were replaced');
+    for (const jwt of sent) {
+      for (const part of jwt.split('.')) assert.ok(!text.includes(part), 'a token reached the log');
+    }
+  });
+
+  it('never echoes a token in a redirect, and keeps the redirect private', async () => {
+    const jwt = await token({ sub: 'redirected' });
+    for (const name of ['access_token', '%61ccess_token']) {
+      const response = await inject({ url: `/api/events/?since=3&${name}=${jwt}&room=x` });
+      assert.equal(response.statusCode, 301);
+      assert.equal(response.headers.location, '/api/events?since=3&room=x');
+      assert.equal(response.headers['cache-control'], 'private, no-cache');
+      const only = await inject({ url: `/api/events/?${name}=${jwt}` });
+      assert.equal(only.headers.location, '/api/events');
+      assert.equal(only.headers['cache-control'], 'private, no-cache');
+    }
+    const elsewhere = await inject({ url: `/healthz?access_token=${jwt}` });
+    assert.equal(elsewhere.statusCode, 200);
+    assert.equal(elsewhere.headers['cache-control'], 'private, no-cache');
+    // A path the router cannot decode is answered before any hook, and privately too.
+    const undecodable = await inject({ url: `/api/messages/%ZZ?%61ccess_token=${jwt}` });
+    assert.equal(undecodable.headers['cache-control'], 'private, no-cache');
+    const text = log.join('\n');
+    for (const part of jwt.split('.')) assert.ok(!text.includes(part), 'the token reached the log');
+  });
+
   it('checks issuer and audience when they are configured', async () => {
     const strict = await startTestApp(sqliteEngine, {
       ...AUTH,

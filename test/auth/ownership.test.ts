@@ -61,6 +61,16 @@ eachEngine(
       assert.equal(onlyError(problem).pointer, '#/author');
     });
 
+    it('names a differing author together with every other failure of the body', async () => {
+      const response = await post('ada', { author: 'bob', content: '', x: 1 });
+      const problem = assertProblem(response, 400, 'validation');
+      assert.deepEqual(problem.errors?.map((e) => e.pointer).sort(), [
+        '#/author',
+        '#/content',
+        '#/x',
+      ]);
+    });
+
     it('lets only the author edit and delete (403 for others)', async () => {
       const message = await created('ada');
       const edit = await shared().inject({

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { engines } from '../support/engines.ts';
+import { engines, skipUnlessEngine } from '../support/engines.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import {
   assertStrictlyIncreasing,
@@ -22,7 +22,7 @@ const HEARTBEAT_MS = 100;
 
 for (const engine of engines) {
   describe(`event stream (${engine.name})`, async () => {
-    const skip = await engine.unavailable();
+    const skip = await skipUnlessEngine(engine);
     let t: TestApp;
     const clients: SseClient[] = [];
     const open = async (path: string, headers?: Record<string, string>) => {
@@ -275,7 +275,7 @@ for (const engine of engines) {
   });
 
   describe(`event stream limits (${engine.name})`, async () => {
-    const skip = await engine.unavailable();
+    const skip = await skipUnlessEngine(engine);
 
     it('resets when since is older than the log keeps', { skip }, async () => {
       const t = await startTestApp(engine, { eventsHeartbeatMs: HEARTBEAT_MS });

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import type { Change } from '../../src/messages/change.ts';
 import type { Message } from '../../src/messages/message.ts';
-import { postgresEngine, type TestDatabase } from '../support/engines.ts';
+import { postgresEngine, skipUnlessEngine, type TestDatabase } from '../support/engines.ts';
 import { PG_BASE_URL } from '../support/prerequisites.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { assertStrictlyIncreasing, createMessage, eventually } from './event-helpers.ts';
@@ -40,7 +40,7 @@ interface Received {
 }
 
 describe('event stream across instances (postgres)', async () => {
-  const skip = await postgresEngine.unavailable();
+  const skip = await skipUnlessEngine(postgresEngine);
   let db: TestDatabase;
   const apps: TestApp[] = [];
 

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { engines } from '../support/engines.ts';
+import { engines, skipUnlessEngine } from '../support/engines.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { assertStrictlyIncreasing, createMessage, eventually } from './event-helpers.ts';
 import { changeEvents, connectSse } from './sse-client.ts';
@@ -32,7 +32,7 @@ async function writeUntil(t: TestApp, done: () => boolean, what: string): Promis
 
 for (const engine of engines) {
   describe(`slow event stream clients (${engine.name})`, async () => {
-    const skip = await engine.unavailable();
+    const skip = await skipUnlessEngine(engine);
 
     it('drops a client that stops reading', { skip }, async () => {
       const t = await startTestApp(engine, { eventsHeartbeatMs: 200, sqliteSynchronous: 'off' });

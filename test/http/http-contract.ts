@@ -14,14 +14,13 @@ import type { IdempotencyStore } from '../../src/messages/idempotency-store.ts';
 import type { MessageStore } from '../../src/messages/message-store.ts';
 import type { Store } from '../../src/messages/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
-import { engines, type Engine, type TestDatabase } from '../support/engines.ts';
+import { engines, skipUnlessEngine, type Engine, type TestDatabase } from '../support/engines.ts';
 import {
   OpenApiConformance,
   checkedFetch,
   checkedInject,
   type CheckedInject,
 } from '../support/openapi-conformance.ts';
-import { skipUnless } from '../support/prerequisites.ts';
 import { startTestApp, testConfig, type TestApp } from '../support/test-app.ts';
 
 export const UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -29,10 +28,7 @@ export const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-
 
 /** Why each engine cannot run here (false: it can). In CI a missing engine fails instead. */
 const skips = new Map<Engine, string | false>();
-for (const engine of engines) {
-  const reason = await engine.unavailable();
-  skips.set(engine, reason === false ? false : skipUnless(false, reason));
-}
+for (const engine of engines) skips.set(engine, await skipUnlessEngine(engine));
 
 /** A running app with a checked inject and helpers. */
 export interface ContractApp {

@@ -160,6 +160,53 @@ eachEngine('Idempotency-Key', (engine, shared) => {
     assert.equal(await count(app, room), 0);
   });
 
+  it('a 400 for a body of thousands of unknown fields is small, and so is the outcome kept', async () => {
+    const app = shared();
+    const unknown: Record<string, number> = {};
+    for (let i = 0; JSON.stringify(unknown).length < 64_000; i++) unknown[`field${i}`] = i;
+    const longNames = Object.fromEntries(
+      ['a', 'b', 'c'].map((c) => [c.repeat(20_000), 1] as const),
+    );
+    for (const body of [unknown, longNames]) {
+      const key = `big-${uniqueRoom()}`;
+      const first = await post(app, key, body);
+      const problem = assertProblem(first, 400, 'validation');
+      assert.ok(first.rawPayload.length <= 8192, `the answer weighs ${first.rawPayload.length} B`);
+      assert.ok(problem.errors!.length <= 20, `${problem.errors!.length} entries`);
+      const listed = problem.errors!.length;
+      const failures = Object.keys(body).length + 2; // every unknown field, author and content
+      if (failures > listed) {
+        assert.match(problem.detail, new RegExp(`\\b${failures - listed} more\\b`));
+      }
+      for (const entry of problem.errors!) {
+        assert.ok(entry.pointer!.length <= 130, entry.pointer!.slice(0, 200));
+        assert.ok(entry.detail.length <= 300, entry.detail.slice(0, 400));
+      }
+      // What the key keeps is what a replay sends, byte for byte.
+      const replay = await post(app, key, body);
+      assert.equal(replay.headers['idempotent-replayed'], 'true');
+      assert.equal(replay.body, first.body);
+    }
+  });
+
+  it('a deeply nested body is a 400, with a key or without, never a 5xx', async () => {
+    const app = shared();
+    const nested = (depth: number, open: string, close: string) =>
+      `${open.repeat(depth)}${close.repeat(depth)}`;
+    for (const depth of [40, 7_000, 10_000]) {
+      for (const value of [
+        nested(depth, '[', ']'),
+        nested(depth, '{"a":', '}').replace(/:}/, ':1}'),
+      ]) {
+        const payload = `{"author":"ada","content":"x","deep":${value}}`;
+        for (const key of [undefined, `deep-${uniqueRoom()}`]) {
+          const response = await post(app, key, payload);
+          assertProblem(response, 400);
+        }
+      }
+    }
+  });
+
   it('while the first request with the key is in flight, the same key is a 409', async () => {
     const entered = gate();
     const release = gate();

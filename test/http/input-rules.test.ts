@@ -243,13 +243,19 @@ eachEngine('field rules and bad input', (_engine, shared) => {
     await refused('{"author":"ada","content":1e400}', 'content');
     await refused('{"author":"ada","content":-1e400}', 'content');
     await refused(`{"author":"ada","content":${'9'.repeat(5000)}}`, 'content');
+    // Nesting deeper than the parser allows is refused as malformed, before anything walks it.
     const depth = 20_000; // 40 KB: under the body limit
-    await refused(`{"author":"ada","content":${'['.repeat(depth)}${']'.repeat(depth)}}`, 'content');
-    await refused(
+    for (const body of [
+      `{"author":"ada","content":${'['.repeat(depth)}${']'.repeat(depth)}}`,
       `{"author":"ada","content":"x","n":${'{"a":'.repeat(8000)}1${'}'.repeat(8000)}}`,
-      'n',
-    );
-    await refused(`${'['.repeat(depth)}${']'.repeat(depth)}`, '');
+      `${'['.repeat(depth)}${']'.repeat(depth)}`,
+      `{"author":"ada","content":${'['.repeat(33)}${']'.repeat(33)}}`,
+    ]) {
+      assertProblem(await postRaw(shared(), body), 400, 'malformed-body');
+    }
+    // Within the limit, a nested value is a field that breaks its rule.
+    await refused(`{"author":"ada","content":${'['.repeat(31)}${']'.repeat(31)}}`, 'content');
+    await refused(`{"author":"ada","content":"[[[{{\\"","x":"]]]}}"}`, 'x');
     const problem = await refused(`${'['.repeat(depth)}`, '');
     assert.equal(problem.status, 400);
   });

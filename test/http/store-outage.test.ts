@@ -5,14 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { postgresEngine } from '../support/engines.ts';
+import { postgresEngine, skipUnlessEngine } from '../support/engines.ts';
 import { PG_BASE_URL } from '../support/prerequisites.ts';
-import { skipUnless } from '../support/prerequisites.ts';
 import { assertProblem, startContractApp, type ContractApp } from './http-contract.ts';
 import { TcpProxy } from './tcp-proxy.ts';
 
-const unavailable = await postgresEngine.unavailable();
-const skip = unavailable === false ? false : skipUnless(false, unavailable);
+const skip = await skipUnlessEngine(postgresEngine);
 
 /** Polls `probe` until it is true (bounded: the contract's recovery is "by itself", not instant). */
 async function eventually(probe: () => Promise<boolean>, what: string): Promise<void> {

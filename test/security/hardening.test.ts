@@ -119,8 +119,19 @@ describe('hardening', () => {
         page.on('pageerror', (error) => problems.push(error.message));
         await page.goto(`${t.url}${path}`);
         await page.locator(ready).first().waitFor({ timeout: 15_000 });
-        // Give late script a moment, then read what the page itself recorded.
-        await page.waitForTimeout(300);
+        // Done when every resource has loaded and, on /docs, Swagger UI has rendered the
+        // operations (its inline <style> goes in before that).
+        await page.waitForLoadState('load');
+        if (path === '/docs') {
+          await page.waitForFunction(
+            'document.querySelectorAll(".opblock-summary").length >= 5',
+            undefined,
+            { timeout: 15_000 },
+          );
+        }
+        // A violation event is queued as a task: one round trip through the page's task queue
+        // delivers any still pending, then read what the page itself recorded.
+        await page.evaluate('new Promise((resolve) => setTimeout(resolve))');
         const violations = await page.evaluate('globalThis.cspViolations.length');
         assert.deepEqual(problems, [], `${path}: ${problems.join('\n')}`);
         assert.equal(violations, 0);

@@ -10,8 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
 import type { Message } from '../../src/messages/message.ts';
 import { changeEvents, connectSse } from '../events/sse-client.ts';
-import { engines } from '../support/engines.ts';
-import { skipUnless } from '../support/prerequisites.ts';
+import { engines, skipUnlessEngine } from '../support/engines.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import {
   LONGEST_TEXTS,
@@ -31,8 +30,7 @@ function authorFrom(text: string): string {
 
 for (const engine of engines) {
   describe(`hostile input by hand [${engine.name}]`, async () => {
-    const unavailable = await engine.unavailable();
-    const skip = unavailable === false ? false : skipUnless(false, unavailable);
+    const skip = await skipUnlessEngine(engine);
     let t: TestApp;
     let seeded: Message[];
 

@@ -83,10 +83,13 @@ export interface Answer {
   readonly body: string;
 }
 
+/** The most a problem may weigh, whatever the request (it may be kept for an Idempotency-Key). */
+export const MAX_PROBLEM_BYTES = 8192;
+
 /**
  * Never a 5xx; every error (but a bodiless HEAD) an RFC 9457 problem with
- * type, title, status, detail and instance, each validation entry naming
- * exactly one of pointer, parameter, header.
+ * type, title, status, detail and instance, of bounded size, each validation
+ * entry naming exactly one of pointer, parameter, header.
  */
 export function assertWellFormedAnswer(answer: Answer): void {
   const where = `${answer.method} ${answer.url} -> ${answer.status}: ${answer.body.slice(0, 300)}`;
@@ -96,6 +99,7 @@ export function assertWellFormedAnswer(answer: Answer): void {
   assert.match(requestId, /^[A-Za-z0-9._~:-]{1,128}$/, `x-request-id: ${where}`);
   if (answer.status < 400 || answer.method === 'HEAD') return;
   assert.match(String(answer.headers['content-type']), /^application\/problem\+json/, where);
+  assert.ok(Buffer.byteLength(answer.body) <= MAX_PROBLEM_BYTES, `a small problem: ${where}`);
   const problem = JSON.parse(answer.body) as Record<string, unknown>;
   assert.equal(typeof problem.type, 'string', where);
   assert.match(String(problem.type), /^\/problems\/[a-z-]+$/, where);
@@ -105,6 +109,7 @@ export function assertWellFormedAnswer(answer: Answer): void {
   assert.equal(typeof problem.instance, 'string', where);
   if (problem.errors !== undefined) {
     assert.ok(Array.isArray(problem.errors) && problem.errors.length > 0, where);
+    assert.ok(problem.errors.length <= 20, `at most 20 entries: ${where}`);
     for (const entry of problem.errors as Record<string, unknown>[]) {
       const located = ['pointer', 'parameter', 'header'].filter((k) => k in entry);
       assert.equal(located.length, 1, `one locator in ${JSON.stringify(entry)}: ${where}`);

@@ -111,11 +111,26 @@ describe('rate limits', () => {
       assert.equal((await t.app.http.inject(post({}, '192.0.2.21'))).statusCode, 201);
     });
 
-    it('does not limit the pages, health and metrics', async () => {
+    it('limits /readyz and /metrics with the read budget', async () => {
+      for (const url of ['/readyz', '/metrics']) {
+        const client = url === '/readyz' ? '192.0.2.31' : '192.0.2.32';
+        for (let i = 1; i <= 5; i++) {
+          const response = await t.app.http.inject({ url, remoteAddress: client });
+          assert.equal(response.statusCode, 200, `${url}: ${response.body}`);
+          assert.equal(rateLimit(response, 'read').r, 5 - i);
+        }
+        assertLimited(await t.app.http.inject({ url, remoteAddress: client }), 'read', 5);
+      }
+    });
+
+    it('does not limit the pages and liveness', async () => {
       for (let i = 0; i < 8; i++) {
         const health = await t.app.http.inject({ url: '/healthz', remoteAddress: '192.0.2.30' });
         assert.equal(health.statusCode, 200);
         assert.equal(health.headers.ratelimit, undefined);
+        const page = await t.app.http.inject({ url: '/', remoteAddress: '192.0.2.30' });
+        assert.equal(page.statusCode, 200);
+        assert.equal(page.headers.ratelimit, undefined);
       }
     });
   });
@@ -133,6 +148,23 @@ describe('rate limits', () => {
       assert.equal((await send(bob)).statusCode, 201);
       // Without a token it is a 401, never a 429, and it spends nothing.
       for (let i = 0; i < 5; i++) assert.equal((await send({})).statusCode, 401);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('limits POST /auth/dev-token with the write budget', async () => {
+    const t = await startTestApp(sqliteEngine, { ...AUTH, ...LIMITS, authDevTokens: true });
+    try {
+      const mint = () =>
+        t.app.http.inject({
+          method: 'POST',
+          url: '/auth/dev-token',
+          payload: { name: 'ada' },
+          remoteAddress: '192.0.2.33',
+        });
+      for (let i = 0; i < 3; i++) assert.equal((await mint()).statusCode, 200);
+      assertLimited(await mint(), 'write', 3);
     } finally {
       await t.close();
     }

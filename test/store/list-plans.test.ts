@@ -111,8 +111,16 @@ describe('list plans on PostgreSQL', async () => {
       const nodes = flatten(rows[0]!['QUERY PLAN'][0].Plan);
       const types = nodes.map((n) => n['Node Type']);
       assert.ok(!types.some((t) => /Sort/.test(t)), `a sort in ${types.join(' > ')}`);
-      assert.ok(!types.includes('Seq Scan'), `a sequential scan in ${types.join(' > ')}`);
-      const scans = nodes.filter((n) => n['Relation Name'] === 'messages' || n['Index Name']);
+      // The change log's latest sequence is read in the same statement: change_log_meta is
+      // one row, changes' max(seq) an index lookup.
+      for (const node of nodes.filter((n) => n['Node Type'] === 'Seq Scan')) {
+        assert.equal(
+          node['Relation Name'],
+          'change_log_meta',
+          `a sequential scan in ${types.join(' > ')}`,
+        );
+      }
+      const scans = nodes.filter((n) => n['Relation Name'] === 'messages');
       const expected = index === 'primary' ? 'messages_pkey' : 'messages_room_id';
       assert.ok(scans.length > 0, `no scan of messages in ${types.join(' > ')}`);
       for (const scan of scans) {

@@ -16,8 +16,7 @@ import type { ClaimTiming, IdempotencyClaim } from '../../src/messages/idempoten
 import type { MessageStore } from '../../src/messages/message-store.ts';
 import type { Store } from '../../src/messages/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
-import type { Engine, TestDatabase } from '../support/engines.ts';
-import { skipUnless } from '../support/prerequisites.ts';
+import { skipUnlessEngine, type Engine, type TestDatabase } from '../support/engines.ts';
 
 const silent = { error: () => undefined };
 
@@ -53,7 +52,7 @@ async function listed(
   store: Store,
   query: Parameters<MessageStore['list']>[0],
 ): Promise<Message[]> {
-  return (await store.messages.list(query)).map((json) => JSON.parse(json) as Message);
+  return JSON.parse(`[${(await store.messages.list(query)).json}]`) as Message[];
 }
 
 function newMessage(overrides: Partial<NewMessage> = {}): NewMessage {
@@ -83,8 +82,7 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
   const openStore = (url: string) => openStoreWith(url, settings);
   const named = Object.entries(settings).map(([key, value]) => `, ${key}=${String(value)}`);
   describe(`Store contract [${engine.name}${named.join('')}]`, async () => {
-    const unavailable = await engine.unavailable();
-    const skip = unavailable === false ? false : skipUnless(false, unavailable);
+    const skip = await skipUnlessEngine(engine);
     const test = (name: string, fn: (store: Store, db: TestDatabase) => Promise<void>) =>
       it(name, { skip }, () => withStore(engine, settings, fn));
 
@@ -354,11 +352,55 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
           noCheck,
         ))!;
         created[1] = edited.message;
-        assert.deepEqual(
-          await store.messages.list({ order: 'asc', limit: 10 }),
-          created.map((m) => messageJson(m)),
-        );
+        const page = await store.messages.list({ order: 'asc', limit: 10 });
+        assert.equal(page.json, created.map((m) => messageJson(m)).join(','));
         for (const m of created) assert.deepEqual(await store.messages.get(m.id), m);
+      });
+
+      test('a page says its count, its last id, whether more lie beyond, and the latest change', async (store) => {
+        const empty = await store.messages.list({ order: 'asc', limit: 5 });
+        assert.deepEqual(empty, {
+          json: '',
+          count: 0,
+          lastId: undefined,
+          more: false,
+          latestSeq: (await store.changes.bounds()).latest,
+        });
+        const all = await seed(store);
+        const latest = (await store.changes.bounds()).latest;
+        assert.ok(latest > 0);
+        for (const order of ['asc', 'desc'] as const) {
+          const sorted = order === 'asc' ? all : [...all].reverse();
+          const cut = await store.messages.list({ order, limit: 3 });
+          assert.equal(cut.count, 3);
+          assert.equal(cut.lastId, sorted[2]!.id);
+          assert.equal(cut.more, true);
+          assert.equal(cut.latestSeq, latest);
+          const exact = await store.messages.list({ order, limit: all.length });
+          assert.equal(exact.count, all.length);
+          assert.equal(exact.more, false, 'a page that ends exactly at the last message');
+          assert.equal(exact.lastId, sorted[sorted.length - 1]!.id);
+          const byIds = await store.messages.list({
+            order,
+            limit: 2,
+            ids: all.slice(0, 3).map((m) => m.id),
+          });
+          assert.equal(byIds.count, 2);
+          assert.equal(byIds.more, true);
+          assert.equal(
+            byIds.lastId,
+            (order === 'asc' ? all.slice(0, 3) : all.slice(0, 3).reverse())[1]!.id,
+          );
+          assert.equal(byIds.latestSeq, latest);
+        }
+        const noneById = await store.messages.list({ order: 'asc', limit: 2, ids: [uuidv7()] });
+        assert.deepEqual(noneById, {
+          json: '',
+          count: 0,
+          lastId: undefined,
+          more: false,
+          latestSeq: latest,
+        });
       });
 
       test('returned ids are lowercase', async (store) => {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { PG_BASE_URL, postgresAvailable } from './prerequisites.ts';
+import { PG_BASE_URL, postgresAvailable, skipUnless } from './prerequisites.ts';
 
 export interface TestDatabase {
   /** A DATABASE_URL for this private database. */
@@ -58,3 +58,13 @@ export const postgresEngine: Engine = {
 };
 
 export const engines: readonly Engine[] = [sqliteEngine, postgresEngine];
+
+/**
+ * The skip option for tests on this engine: false when it can run, else the
+ * reason, announced loudly. With CI=true an engine that cannot run throws
+ * (see skipUnless): never pass an engine's unavailable() reason as a skip.
+ */
+export async function skipUnlessEngine(engine: Engine): Promise<string | false> {
+  const reason = await engine.unavailable();
+  return reason === false ? false : skipUnless(false, reason);
+}

@@ -1,4 +1,5 @@
 /** Idempotency-Key claims and outcomes on PostgreSQL: a claim is decided under a row lock. */
+import { decideClaim, type StoredClaim } from '../../messages/idempotency.ts';
 import type {
   ClaimOutcome,
   ClaimTiming,
@@ -9,6 +10,7 @@ import type {
 import type { PostgresSession } from './postgres-store.ts';
 
 export class PostgresIdempotency implements IdempotencyStore {
+  readonly ownedByOneProcess = false;
   readonly #session: PostgresSession;
 
   constructor(session: PostgresSession) {
@@ -25,28 +27,16 @@ export class PostgresIdempotency implements IdempotencyStore {
         values: [claim.scope, claim.key, claim.requestHash, claim.token, now],
       });
       if (inserted.rowCount === 1) return { kind: 'claimed' };
-      const { rows } = await client.query<{
-        request_hash: string;
-        state: 'pending' | 'done';
-        status: number | null;
-        response: string | null;
-        claimed_ms: string;
-      }>({
+      // Milliseconds as a float8 (exact below 2^53): node-postgres gives a bigint as text.
+      const { rows } = await client.query<StoredClaim>({
         name: 'lock-claim',
-        text: `SELECT request_hash, state, status, response,
-                 (extract(epoch FROM claimed_at) * 1000)::bigint AS claimed_ms
+        text: `SELECT request_hash AS "requestHash", state, status, response,
+                 round(extract(epoch FROM claimed_at) * 1000)::float8 AS "claimedAtMs"
                FROM idempotency_keys WHERE scope = $1 AND key = $2 FOR UPDATE`,
         values: [claim.scope, claim.key],
       });
-      const row = rows[0];
-      const claimedMs = row === undefined ? 0 : Number(row.claimed_ms);
-      const nowMs = timing.now.getTime();
-      const expired =
-        row === undefined ||
-        (row.state === 'pending'
-          ? claimedMs + timing.inFlightMs <= nowMs
-          : claimedMs + timing.ttlMs <= nowMs);
-      if (expired) {
+      const outcome = decideClaim(rows[0], claim.requestHash, timing);
+      if (outcome.kind === 'claimed') {
         await client.query({
           name: 'take-over-claim',
           text: `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, claimed_at)
@@ -56,11 +46,8 @@ export class PostgresIdempotency implements IdempotencyStore {
                    claimed_at = EXCLUDED.claimed_at`,
           values: [claim.scope, claim.key, claim.requestHash, claim.token, now],
         });
-        return { kind: 'claimed' };
       }
-      if (row.state === 'pending') return { kind: 'in-flight' };
-      if (row.request_hash !== claim.requestHash) return { kind: 'mismatch' };
-      return { kind: 'replay', status: row.status ?? 500, body: row.response ?? '' };
+      return outcome;
     });
   }
 

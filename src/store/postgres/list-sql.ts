@@ -16,17 +16,23 @@ export const MESSAGE_COLUMNS = `id::text AS id, room, author, content,
 const MIN_ID = '00000000-0000-0000-0000-000000000000';
 const MAX_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
-/** A list reads each message's stored JSON text (`body`); a list by ids its id too. */
+/** The change log's latest sequence number, read in the list's own statement (one snapshot). */
+const LATEST_SEQ = `(SELECT COALESCE((SELECT max(seq) FROM changes), m.purged_through)
+  FROM change_log_meta m WHERE m.id = 1)`;
+
+/**
+ * One round trip per page. `aggregated`: one row `{latest, count, json}`,
+ * the page's stored JSON texts joined in the database (`count` is at most
+ * `limit + 1`: one more says more lie beyond). `rows`: a list by ids (at most
+ * 100) as rows `{latest, id, body}` (one row with null id when none match),
+ * sorted and cut by the caller, since PostgreSQL 15 could only order the
+ * primary-key lookups with a Sort node.
+ */
 export interface ListSql {
   /** The prepared statement's name: the same for every query of this shape. */
   readonly name: string;
   readonly text: string;
-  /**
-   * True when the statement has no ORDER BY and LIMIT (a list by `ids`, at most
-   * 100 rows): the caller sorts and cuts, which PostgreSQL 15 could only do with
-   * a Sort node over the primary-key lookups.
-   */
-  readonly sortHere: boolean;
+  readonly kind: 'aggregated' | 'rows';
 }
 
 export interface ListStatement extends ListSql {
@@ -34,8 +40,8 @@ export interface ListStatement extends ListSql {
 }
 
 /**
- * Every column is qualified: MESSAGE_COLUMNS names an output column `id` (id::text), and an
- * unqualified ORDER BY id binds to that text, which sorts every row instead of walking the index.
+ * Every column is qualified: an unqualified ORDER BY id once bound to a text output column
+ * `id` (id::text) and sorted every row instead of walking the index.
  */
 function condition(c: ListCondition, param: () => string): string {
   switch (c.kind) {
@@ -70,22 +76,24 @@ function render(filter: ListFilter): ListSql {
   const where = filter.conditions.map((c) => condition(c, param));
   const filterSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   if (filter.walk === 'ids') {
-    return {
-      name: filter.name,
-      text: `SELECT messages.id::text AS id, messages.body FROM messages${filterSql}`,
-      sortHere: true,
-    };
+    const text = `SELECT l.latest, t.id, t.body FROM (SELECT ${LATEST_SEQ} AS latest) l
+      LEFT JOIN (SELECT messages.id::text AS id, messages.body FROM messages${filterSql}) t ON true`;
+    return { name: filter.name, text, kind: 'rows' };
   }
   const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
   const order =
     filter.walk === 'room-id'
       ? `messages.room ${direction}, messages.id ${direction}`
       : `messages.id ${direction}`;
-  return {
-    name: filter.name,
-    text: `SELECT messages.body FROM messages${filterSql} ORDER BY ${order} LIMIT ${param()}`,
-    sortHere: false,
-  };
+  const limit = param();
+  // row_number() numbers the rows in the order the ordered subquery yields them; the aggregate
+  // joins them in that order and leaves out the one extra row.
+  const text = `SELECT ${LATEST_SEQ} AS latest, count(*)::integer AS count,
+      string_agg(t.body, ',' ORDER BY t.n) FILTER (WHERE t.n <= ${limit}) AS json
+    FROM (SELECT s.body, row_number() OVER () AS n
+      FROM (SELECT messages.body FROM messages${filterSql}
+        ORDER BY ${order} LIMIT ${limit}::integer + 1) s) t`;
+  return { name: filter.name, text, kind: 'aggregated' };
 }
 
 const rendered = new Map<ListFilter, ListSql>();

@@ -3,8 +3,8 @@ import type pg from 'pg';
 import type { IdempotencyClaim } from '../../messages/idempotency-store.ts';
 import { listFilter } from '../../messages/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
-import { messageJson } from '../../messages/message-json.ts';
-import type { MessageStore, WriteCheck } from '../../messages/message-store.ts';
+import { lastIdOfMessagesJson, messageJson } from '../../messages/message-json.ts';
+import type { MessagePage, MessageStore, WriteCheck } from '../../messages/message-store.ts';
 import { createdMessage, updateOutcome } from '../../messages/message-writes.ts';
 import { appendChange } from './changes.ts';
 import { CreateBatcher } from './create-batcher.ts';
@@ -96,19 +96,41 @@ export class PostgresMessages implements MessageStore {
     });
   }
 
-  async list(query: ListQuery & { readonly limit: number }): Promise<string[]> {
+  async list(query: ListQuery & { readonly limit: number }): Promise<MessagePage> {
     const filter = listFilter(query);
     const sql = listSql(filter);
-    const rows = await this.#session.query<{ id: string; body: string }>(
-      sql.name,
-      sql.text,
-      listParameters(filter, query),
-    );
-    if (sql.sortHere) {
-      rows.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      if (query.order === 'desc') rows.reverse();
+    const values = listParameters(filter, query);
+    if (sql.kind === 'aggregated') {
+      const [row] = await this.#session.query<{
+        latest: string;
+        count: number;
+        json: string | null;
+      }>(sql.name, sql.text, values);
+      const json = row!.json ?? '';
+      return {
+        json,
+        count: Math.min(row!.count, query.limit),
+        lastId: lastIdOfMessagesJson(json),
+        more: row!.count > query.limit,
+        latestSeq: Number(row!.latest),
+      };
     }
-    return rows.slice(0, query.limit).map((row) => row.body);
+    const rows = await this.#session.query<{
+      latest: string;
+      id: string | null;
+      body: string | null;
+    }>(sql.name, sql.text, values);
+    const found = rows.filter((r) => r.id !== null);
+    found.sort((a, b) => (a.id! < b.id! ? -1 : a.id! > b.id! ? 1 : 0));
+    if (query.order === 'desc') found.reverse();
+    const page = found.slice(0, query.limit);
+    return {
+      json: page.map((r) => r.body).join(','),
+      count: page.length,
+      lastId: page[page.length - 1]?.id ?? undefined,
+      more: found.length > query.limit,
+      latestSeq: Number(rows[0]!.latest),
+    };
   }
 }
 

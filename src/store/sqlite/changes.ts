@@ -70,13 +70,19 @@ export class SqliteChangeLog implements ChangeLog {
   async bounds(): Promise<ChangeLogBounds> {
     try {
       this.#session.snapshot();
-      const bounds = this.#bounds.get() as ChangeLogBounds;
-      return bounds.latest <= this.#durableSeq
-        ? bounds
-        : { ...bounds, latest: Math.max(this.#durableSeq, bounds.purgedThrough) };
+      return this.readBounds();
     } catch (error) {
       throw toStoreError(error);
     }
+  }
+
+  /** The bounds as the current transaction sees them (a list reads them in its own snapshot). */
+  readBounds(): ChangeLogBounds {
+    const bounds = this.#bounds.get() as ChangeLogBounds;
+    // Readers of the change log see no further than the last change known to be on disk.
+    return bounds.latest <= this.#durableSeq
+      ? bounds
+      : { ...bounds, latest: Math.max(this.#durableSeq, bounds.purgedThrough) };
   }
 
   async since(after: number, limit: number): Promise<Change[]> {

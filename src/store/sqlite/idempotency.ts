@@ -1,5 +1,6 @@
 /** Idempotency-Key claims and outcomes on SQLite: one table, every change through the group commit. */
 import type { Statement } from 'better-sqlite3';
+import { decideClaim, type StoredClaim } from '../../messages/idempotency.ts';
 import type {
   ClaimOutcome,
   ClaimTiming,
@@ -9,29 +10,21 @@ import type {
 } from '../../messages/idempotency-store.ts';
 import type { SqliteSession } from './sqlite-store.ts';
 
-interface IdempotencyRow {
-  request_hash: string;
-  token: string;
-  state: 'pending' | 'done';
-  status: number | null;
-  response: string | null;
-  claimed_at: number;
-}
-
 export class SqliteIdempotency implements IdempotencyStore {
+  readonly ownedByOneProcess = true;
   readonly #session: SqliteSession;
   readonly #get: Statement;
   readonly #upsert: Statement;
   readonly #complete: Statement;
   readonly #release: Statement;
   readonly #deleteOld: Statement;
-  readonly #deletePending: Statement;
 
   constructor(session: SqliteSession) {
     this.#session = session;
     const db = session.db;
     this.#get = db.prepare(
-      'SELECT request_hash, token, state, status, response, claimed_at FROM idempotency_keys WHERE scope = @scope AND key = @key',
+      `SELECT request_hash AS requestHash, state, status, response, claimed_at AS claimedAtMs
+       FROM idempotency_keys WHERE scope = @scope AND key = @key`,
     );
     this.#upsert = db.prepare(
       `INSERT INTO idempotency_keys (scope, key, request_hash, token, state, status, response, claimed_at)
@@ -47,25 +40,15 @@ export class SqliteIdempotency implements IdempotencyStore {
       "DELETE FROM idempotency_keys WHERE scope = @scope AND key = @key AND token = @token AND state = 'pending'",
     );
     this.#deleteOld = db.prepare('DELETE FROM idempotency_keys WHERE claimed_at < ?');
-    this.#deletePending = db.prepare("DELETE FROM idempotency_keys WHERE state = 'pending'");
   }
 
   claim(claim: IdempotencyClaim, timing: ClaimTiming): Promise<ClaimOutcome> {
     const now = timing.now.getTime();
     return this.#session.write((): ClaimOutcome => {
-      const row = this.#get.get(claim) as IdempotencyRow | undefined;
-      const expired =
-        row !== undefined &&
-        (row.state === 'pending'
-          ? row.claimed_at + timing.inFlightMs <= now
-          : row.claimed_at + timing.ttlMs <= now);
-      if (row === undefined || expired) {
-        this.#upsert.run({ ...claim, claimedAt: now });
-        return { kind: 'claimed' };
-      }
-      if (row.state === 'pending') return { kind: 'in-flight' };
-      if (row.request_hash !== claim.requestHash) return { kind: 'mismatch' };
-      return { kind: 'replay', status: row.status ?? 500, body: row.response ?? '' };
+      const row = this.#get.get(claim) as StoredClaim | undefined;
+      const outcome = decideClaim(row, claim.requestHash, timing);
+      if (outcome.kind === 'claimed') this.#upsert.run({ ...claim, claimedAt: now });
+      return outcome;
     });
   }
 
@@ -84,14 +67,5 @@ export class SqliteIdempotency implements IdempotencyStore {
   /** Records the outcome inside a running write (a create's 201); false if the claim is not held. */
   completeWithin(claim: IdempotencyClaim, status: number, body: string): boolean {
     return this.#complete.run({ ...claim, status, response: body }).changes > 0;
-  }
-
-  /**
-   * A SQLite file belongs to one process, so a claim still pending at start
-   * was left by a process that died mid-request: free it now rather than
-   * make its client's retry wait (409) for the in-flight expiry.
-   */
-  freeAbandoned(): void {
-    this.#deletePending.run();
   }
 }

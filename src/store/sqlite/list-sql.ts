@@ -36,13 +36,17 @@ export function listSql(filter: ListFilter): string {
   return `SELECT body FROM messages${filterSql} ORDER BY id ${direction} LIMIT ?`;
 }
 
-/** The values of the filter's statement: an id list as one JSON array (for json_each), then the limit. */
+/**
+ * The values of the filter's statement: an id list as one JSON array (for
+ * json_each), then the limit, plus `extra` rows (one more tells whether more lie beyond).
+ */
 export function listParameters(
   filter: ListFilter,
   query: ListQuery & { readonly limit: number },
+  extra = 0,
 ): unknown[] {
   const values = listValues(filter, query, JSON.stringify);
-  values.push(query.limit);
+  values.push(query.limit + extra);
   return values;
 }
 

@@ -1,12 +1,12 @@
 /** Messages on SQLite: prepared statements, rows read as arrays, every write through the group commit. */
 import type { Statement } from 'better-sqlite3';
+import { claimLost } from '../../messages/idempotency.ts';
 import type { IdempotencyClaim } from '../../messages/idempotency-store.ts';
 import { listFilter, type ListFilter } from '../../messages/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
-import { messageJson } from '../../messages/message-json.ts';
-import type { MessageStore, WriteCheck } from '../../messages/message-store.ts';
+import { lastIdOfMessagesJson, messageJson } from '../../messages/message-json.ts';
+import type { MessagePage, MessageStore, WriteCheck } from '../../messages/message-store.ts';
 import { createdMessage, updateOutcome } from '../../messages/message-writes.ts';
-import { claimLost } from '../../messages/store-errors.ts';
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteIdempotency } from './idempotency.ts';
@@ -98,7 +98,7 @@ export class SqliteMessages implements MessageStore {
     });
   }
 
-  async list(query: ListQuery & { readonly limit: number }): Promise<string[]> {
+  async list(query: ListQuery & { readonly limit: number }): Promise<MessagePage> {
     const filter = listFilter(query);
     let statement = this.#lists.get(filter);
     if (statement === undefined) {
@@ -106,8 +106,22 @@ export class SqliteMessages implements MessageStore {
       this.#lists.set(filter, statement);
     }
     try {
+      // The bounds and the rows in one snapshot (with batching off, two statements with
+      // nothing between them: this connection is the file's only writer).
       this.#session.snapshot();
-      return statement.all(...listParameters(filter, query)) as string[];
+      const bounds = this.#changes.readBounds();
+      // One more than asked: whether more lie beyond the page.
+      const rows = statement.all(...listParameters(filter, query, 1)) as string[];
+      const more = rows.length > query.limit;
+      if (more) rows.length = query.limit;
+      const json = rows.join(',');
+      return {
+        json,
+        count: rows.length,
+        lastId: lastIdOfMessagesJson(json),
+        more,
+        latestSeq: bounds.latest,
+      };
     } catch (error) {
       throw toStoreError(error);
     }

@@ -109,8 +109,7 @@ export class SqliteStore implements Store {
   async migrate(): Promise<void> {
     await runMigrations(sqliteMigrationTarget(this.#db), sqliteMigrations);
     this.#concerns ??= concernsOf(this.#session);
-    const { changes, idempotency } = this.#concerns;
-    idempotency.freeAbandoned();
+    const { changes } = this.#concerns;
     if (this.#syncWal && this.#walSync === undefined) {
       this.#walSync = new WalSync(this.#filename, { shared: this.#batching });
       changes.trackDurability();
