@@ -13,57 +13,20 @@ export interface RateLimit {
   readonly windowSeconds: number;
 }
 
-export interface Config {
-  readonly port: number;
-  readonly host: string;
-  readonly databaseUrl: string;
-  readonly logLevel: LogLevel;
-  /** Largest accepted request body, in bytes. */
-  readonly bodyLimit: number;
-  readonly sqliteSynchronous: SqliteSynchronous;
-  readonly pgPoolSize: number;
-  /** How long one store operation may take before the request gets a 503. */
-  readonly storeTimeoutMs: number;
-  readonly idempotencyTtlHours: number;
-  readonly eventsMaxStreams: number;
-  readonly eventsRetentionHours: number;
-  readonly eventsHeartbeatMs: number;
-  readonly shutdownTimeoutMs: number;
-  /** How long /readyz answers 503 before the listener closes on SIGTERM/SIGINT. */
-  readonly shutdownDrainMs: number;
-  readonly rateLimitWrite: RateLimit | null;
-  readonly rateLimitRead: RateLimit | null;
-  readonly authJwtSecret: string | null;
-  readonly authJwksUrl: string | null;
-  readonly authIssuer: string | null;
-  readonly authAudience: string | null;
-  readonly authAdminClaim: string;
-  readonly authAdminValue: string;
-  /** Leeway for exp/nbf/iat between our clock and the token issuer's. */
-  readonly authClockToleranceSeconds: number;
-  readonly authDevTokens: boolean;
-  readonly metricsToken: string | null;
-  readonly corsOrigins: readonly string[];
-  readonly trustProxy: boolean;
-  readonly redisUrl: string | null;
-  /** Prefix of every Redis key this service writes (rate-limit counters). */
-  readonly redisKeyPrefix: string;
-  readonly maxConnections: number;
-  readonly requestTimeoutMs: number;
-  readonly headersTimeoutMs: number;
-}
-
 /** The settings that a bad value stops the start for, with one line that says why. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-interface Setting<K extends keyof Config> {
+interface Setting<K extends string, T> {
+  /** The property of Config that holds the parsed value. */
   readonly key: K;
   readonly env: string;
+  /** Parsed like a value from the environment; '' shows as "unset" in the README. */
   readonly defaultValue: string;
+  /** One line for the README's table (and the one place a setting is described). */
   readonly description: string;
-  readonly parse: (raw: string) => Config[K];
+  readonly parse: (raw: string) => T;
 }
 
 function integer(min: number, max: number) {
@@ -147,7 +110,7 @@ function host(raw: string): string {
   return raw;
 }
 
-function define<K extends keyof Config>(setting: Setting<K>): Setting<K> {
+function define<const K extends string, T>(setting: Setting<K, T>): Setting<K, T> {
   return setting;
 }
 
@@ -380,6 +343,13 @@ export const settings = [
     parse: integer(1000, 600_000),
   }),
 ] as const;
+
+type Settings = (typeof settings)[number];
+
+/** The checked settings: one property per entry of `settings`, typed by what its `parse` returns. */
+export type Config = {
+  readonly [S in Settings as S['key']]: ReturnType<S['parse']>;
+};
 
 function flagName(env: string): string {
   return env.toLowerCase().replace(/_/g, '-');
