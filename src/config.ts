@@ -3,6 +3,7 @@
  * parsed and checked here once, at start-up; the result is frozen and passed
  * down. A flag (`--port 3001`) wins over the variable (`PORT=3001`).
  */
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 
 export type SqliteSynchronous = 'full' | 'normal' | 'off';
@@ -103,6 +104,40 @@ function list(raw: string): readonly string[] {
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
+}
+
+/** Whom X-Forwarded-For is believed from: nobody, the nearest `n` hops, or these addresses and CIDRs. */
+export type TrustProxy = false | number | readonly string[];
+
+/** The names proxy-addr knows for the loopback, link-local and unique-local ranges. */
+const ADDRESS_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function addressOrCidr(entry: string): boolean {
+  if (ADDRESS_RANGES.has(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128);
+}
+
+function trustProxy(raw: string): TrustProxy {
+  if (/^(0|false|no|off|)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) {
+    // Trusting every hop makes the leftmost X-Forwarded-For the client: whatever the client wrote.
+    throw new ConfigError(
+      'trusting every proxy lets a client pick its own address; give the number of proxies in front (e.g. 1) or their addresses/CIDRs',
+    );
+  }
+  if (/^\d+$/.test(raw)) return integer(1, 100)(raw);
+  const entries = list(raw);
+  const bad = entries.find((entry) => !addressOrCidr(entry));
+  if (bad !== undefined || entries.length === 0) {
+    throw new ConfigError(
+      `must be false, a number of proxies, or comma-separated addresses/CIDRs (${JSON.stringify(bad)} is none)`,
+    );
+  }
+  return entries;
 }
 
 function host(raw: string): string {
@@ -304,8 +339,9 @@ export const settings = [
     key: 'trustProxy',
     env: 'TRUST_PROXY',
     defaultValue: 'false',
-    description: 'trust X-Forwarded-* from a proxy in front',
-    parse: boolean,
+    description:
+      "proxies whose X-Forwarded-For is believed: 'false'; their addresses/CIDRs, comma-separated ('loopback', 'linklocal', 'uniquelocal' too), the safe choice; or their number (1: the client is the address the one proxy saw; only when no client can reach the service but through the proxies). 'true' is refused: it believes the leftmost address, which any client can write",
+    parse: trustProxy,
   }),
   define({
     key: 'redisUrl',

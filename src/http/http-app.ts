@@ -29,6 +29,7 @@ import {
   frameworkErrorHandler,
   registerSecurity,
   serverOptions,
+  trustProxyOption,
 } from './security.ts';
 import { registerTurnBatching } from './turn-batching.ts';
 import { compileValidator } from './validation.ts';
@@ -56,7 +57,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     frameworkErrors: frameworkErrorHandler(() => authenticate),
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     requestTimeout: config.requestTimeoutMs,
     // A request that reaches a stopping server on an open connection is served (see graceful-stop.ts).
     return503OnClosing: false,

@@ -82,6 +82,19 @@ export function serverOptions(config: Config): { http: ServerOptions } {
   };
 }
 
+/**
+ * Fastify's `trustProxy` for TRUST_PROXY. Fastify treats a bare hop count as
+ * "trust nobody" (it cannot tell a proxy from a client that connects directly),
+ * so a count becomes a function: the `hops` nearest addresses are proxies.
+ */
+export function trustProxyOption(
+  trust: Config['trustProxy'],
+): false | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return [...trust];
+}
+
 export function applyConnectionCap(app: FastifyInstance, config: Config): void {
   // Past the cap Node closes new connections at once instead of queueing them.
   app.server.maxConnections = config.maxConnections;
