@@ -223,6 +223,14 @@ export const settings = [
     parse: integer(1, 1_000_000),
   }),
   define({
+    key: 'eventsMaxStreamsPerClient',
+    env: 'EVENTS_MAX_STREAMS_PER_CLIENT',
+    defaultValue: '20',
+    description:
+      'cap on open event streams per client (token subject, else address, as for rate limits; 429 past it)',
+    parse: integer(1, 1_000_000),
+  }),
+  define({
     key: 'eventsRetentionHours',
     env: 'EVENTS_RETENTION_HOURS',
     defaultValue: '168',

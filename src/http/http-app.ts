@@ -98,6 +98,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   registerEventStream(app, {
     feed: deps.feed,
     maxStreams: config.eventsMaxStreams,
+    maxStreamsPerClient: config.eventsMaxStreamsPerClient,
     heartbeatMs: config.eventsHeartbeatMs,
   });
   await registerPageRoutes(app);
