@@ -216,6 +216,22 @@ export const settings = [
     parse: integer(24, 24 * 365),
   }),
   define({
+    key: 'listMaxStreamsPerClient',
+    env: 'LIST_MAX_STREAMS_PER_CLIENT',
+    defaultValue: '4',
+    description:
+      'lists without limit (streamed) one client may read at once (token subject, else address; 429 past it)',
+    parse: integer(1, 10_000),
+  }),
+  define({
+    key: 'listStallTimeoutMs',
+    env: 'LIST_STALL_TIMEOUT_MS',
+    defaultValue: '15000',
+    description:
+      'a streamed list whose client takes nothing for this long is cut (connection closed, no closing bracket)',
+    parse: integer(100, 600_000),
+  }),
+  define({
     key: 'eventsMaxStreams',
     env: 'EVENTS_MAX_STREAMS',
     defaultValue: '10000',

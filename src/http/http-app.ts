@@ -94,7 +94,12 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   await registerOpenApi(app);
   registerMetrics(app, { token: config.metricsToken });
   registerHealthRoutes(app, { ping: deps.ping, isStopping: deps.isStopping });
-  await app.register(messageRoutes, { service: deps.service, idempotency: deps.idempotency });
+  await app.register(messageRoutes, {
+    service: deps.service,
+    idempotency: deps.idempotency,
+    maxStreamsPerClient: config.listMaxStreamsPerClient,
+    stallTimeoutMs: config.listStallTimeoutMs,
+  });
   registerEventStream(app, {
     feed: deps.feed,
     maxStreams: config.eventsMaxStreams,

@@ -1,5 +1,4 @@
 /** The five message endpoints: a schema and a short handler each. Routes see the service, never a store. */
-import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { IdempotencyService } from '../messages/idempotency.ts';
@@ -17,13 +16,19 @@ import {
   singleHeader,
 } from './conditional-requests.ts';
 import { idempotencyHooks } from './idempotency-key.ts';
+import { ClientSlots } from './client-slots.ts';
 import { assertJsonContentType } from './json-body.ts';
+import { listStream } from './list-stream.ts';
 import { ListQuerystring, nextPageUrl, toListQuery } from './list-query.ts';
 import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
 
 export interface MessageRoutesOptions {
   readonly service: MessageService;
   readonly idempotency: IdempotencyService;
+  /** Lists without `limit` (streamed) one client may read at once; one more is a 429. */
+  readonly maxStreamsPerClient: number;
+  /** How long a streamed list may wait for its reader to take a chunk before it is cut. */
+  readonly stallTimeoutMs: number;
 }
 
 const BASE = '/api/messages';
@@ -36,6 +41,12 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = async (app, opts) => {
   const { service } = opts;
   const idempotency = idempotencyHooks(opts.idempotency);
+  const streamedLists = new ClientSlots({
+    name: 'lists',
+    what: 'lists without limit at once',
+    max: opts.maxStreamsPerClient,
+    retryAfterSeconds: 1,
+  });
 
   app.post(
     BASE,
@@ -105,7 +116,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         operationId: 'listMessages',
         summary: 'List messages, oldest first (streamed when no limit is given)',
         description:
-          'Keyset paging on the id: `after`/`before` are exclusive bounds (a well-formed id that is not stored works too), `order` picks the direction, `limit` cuts the page and then `Link: <...>; rel="next"` points to the next page in the same order. Without `limit` every matching message is streamed in batches; a store failure after the first byte aborts the connection before the closing bracket. `Event-Seq` is the last change committed before the read began: resume `GET /api/events?since=` from it.',
+          'Keyset paging on the id: `after`/`before` are exclusive bounds (a well-formed id that is not stored works too), `order` picks the direction, `limit` cuts the page and then `Link: <...>; rel="next"` points to the next page in the same order. Without `limit` every matching message is streamed in batches, read as the client takes them; a store failure after the first byte, or a client that takes nothing for LIST_STALL_TIMEOUT_MS (default 15 s), aborts the connection before the closing bracket. One client (token subject, else address) reads at most LIST_MAX_STREAMS_PER_CLIENT (default 4) lists without `limit` at once; one more is a 429. `Event-Seq` is the last change committed before the read began: resume `GET /api/events?since=` from it.',
         tags: ['messages'],
         querystring: ListQuerystring,
         response: {
@@ -126,6 +137,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
     },
     async (request, reply) => {
       const query = toListQuery(request.query);
+      // Before any read: a client past its cap of streamed lists costs the store nothing.
+      if (query.limit === undefined) reply.raw.once('close', streamedLists.take(request, reply));
       reply.header('event-seq', String(await service.latestChangeSeq()));
       if (query.limit !== undefined) {
         const rows = await service.listPage({ ...query, limit: query.limit + 1 });
@@ -140,13 +153,11 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       // failure after that aborts the connection before the closing bracket.
       const batches = service.stream(query);
       const first = await batches.next();
-      const body = Readable.from(
-        jsonArray(first.done === true ? undefined : first.value, batches),
-        {
-          objectMode: false,
-        },
-      );
-      // A stream bypasses the response schema (the type provider cannot know that).
+      const body = listStream(first.done === true ? undefined : first.value, batches, {
+        res: reply.raw,
+        stallTimeoutMs: opts.stallTimeoutMs,
+        onCut: () => request.log.info('list cut: the client stopped reading'),
+      });
       return reply.type(JSON_TYPE).send(body as unknown as Message[]);
     },
   );
@@ -250,21 +261,3 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
     },
   );
 };
-
-/** `[`, the batches comma-separated, `]`: one chunk per batch. */
-async function* jsonArray(
-  first: Message[] | undefined,
-  rest: AsyncGenerator<Message[]>,
-): AsyncGenerator<string> {
-  yield '[';
-  let separator = '';
-  if (first !== undefined) {
-    yield JSON.stringify(first).slice(1, -1);
-    separator = ',';
-  }
-  for await (const batch of rest) {
-    yield separator + JSON.stringify(batch).slice(1, -1);
-    separator = ',';
-  }
-  yield ']';
-}
