@@ -12,6 +12,7 @@ import type { ChangeFeed } from '../messages/change-feed.ts';
 import type { IdempotencyService } from '../messages/idempotency.ts';
 import type { MessageService } from '../messages/message-service.ts';
 import { createAuthenticator, isApiRequest, registerAuth } from './auth.ts';
+import { applyConnectionCap, DESCRIPTOR_RESERVE, openFileLimit } from './connection-cap.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { registerEventStream } from './event-stream.ts';
 import { registerGracefulStop } from './graceful-stop.ts';
@@ -24,7 +25,6 @@ import { registerPageRoutes } from './page-routes.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { createRouteRegistry } from './route-registry.ts';
 import {
-  applyConnectionCap,
   clientErrorHandler,
   frameworkErrorHandler,
   registerSecurity,
@@ -44,6 +44,8 @@ export interface HttpDeps {
   readonly ping: () => Promise<void>;
   readonly isStopping: () => boolean;
   readonly logger: Logger;
+  /** The process's open-file limit; null: unknown (no clamp); undefined: read it (Linux). */
+  readonly openFileLimit?: number | null;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
@@ -89,7 +91,11 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   await registerSecurity(app, config);
   registerAuth(app, config, authenticate);
   await registerRateLimits(app, config);
-  applyConnectionCap(app, config);
+  applyConnectionCap(app, {
+    requested: config.maxConnections,
+    openFileLimit: deps.openFileLimit === undefined ? openFileLimit() : deps.openFileLimit,
+    reserve: DESCRIPTOR_RESERVE + config.pgPoolSize,
+  });
 
   await registerOpenApi(app);
   registerMetrics(app, { token: config.metricsToken });

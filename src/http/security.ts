@@ -1,7 +1,7 @@
 /**
  * Hardening around the routes: security headers with a content security
  * policy the page and /docs work under, CORS (off unless origins are listed),
- * slow-client timeouts and a connection cap, and problem documents for the
+ * slow-client timeouts, whom to believe X-Forwarded-For from, and problem documents for the
  * failures that happen before a request reaches the routes (a URL that cannot
  * be decoded, an HTTP message that cannot be parsed, headers too large or too
  * slow).
@@ -93,11 +93,6 @@ export function trustProxyOption(
   if (trust === false) return false;
   if (typeof trust === 'number') return (_address, hop) => hop < trust;
   return [...trust];
-}
-
-export function applyConnectionCap(app: FastifyInstance, config: Config): void {
-  // Past the cap Node closes new connections at once instead of queueing them.
-  app.server.maxConnections = config.maxConnections;
 }
 
 export async function registerSecurity(app: FastifyInstance, config: Config): Promise<void> {
