@@ -385,7 +385,8 @@ export const settings = [
     key: 'maxConnections',
     env: 'MAX_CONNECTIONS',
     defaultValue: '20000',
-    description: 'cap on open TCP connections',
+    description:
+      'cap on open TCP connections; lowered (with a warning) to stay below the open-file limit (ulimit -n) less a reserve for files, the store and Node; refusals are logged at most every 10 s',
     parse: integer(1, 1_000_000),
   }),
   define({
