@@ -218,7 +218,7 @@ export const settings = [
   define({
     key: 'listMaxStreamsPerClient',
     env: 'LIST_MAX_STREAMS_PER_CLIENT',
-    defaultValue: '4',
+    defaultValue: '8',
     description:
       'lists without limit (streamed) one client may read at once (token subject, else address; 429 past it)',
     parse: integer(1, 10_000),
