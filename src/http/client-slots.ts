@@ -27,11 +27,6 @@ export class ClientSlots {
     this.#o = options;
   }
 
-  /** Clients holding at least one slot (for tests). */
-  get clients(): number {
-    return this.#held.size;
-  }
-
   /**
    * Takes a slot for the request's client, or throws the 429 when it holds
    * them all. The returned function gives the slot back; calls after the first do nothing.
