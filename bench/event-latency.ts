@@ -46,6 +46,8 @@ const SERVICE_ENV = {
   LOG_LEVEL: 'warn',
   RATE_LIMIT_WRITE: 'off',
   RATE_LIMIT_READ: 'off',
+  // Every stream of the 1,000 comes from this one address: the per-client cap must not refuse them.
+  EVENTS_MAX_STREAMS_PER_CLIENT: '100000',
   HOST: '127.0.0.1',
 };
 

@@ -18,6 +18,8 @@ export interface AppOptions {
   readonly store?: Store;
   readonly now?: () => Date;
   readonly logStream?: NodeJS.WritableStream;
+  /** The open-file limit MAX_CONNECTIONS must stay below (tests); by default the process's own. */
+  readonly openFileLimit?: number | null;
 }
 
 export interface App {
@@ -59,6 +61,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     ping: () => store.ping(),
     isStopping: () => stopping,
     logger: log,
+    openFileLimit: options.openFileLimit,
   });
   await changeFeed.start();
 

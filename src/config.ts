@@ -3,6 +3,7 @@
  * parsed and checked here once, at start-up; the result is frozen and passed
  * down. A flag (`--port 3001`) wins over the variable (`PORT=3001`).
  */
+import { isIP } from 'node:net';
 import { parseArgs } from 'node:util';
 
 export type SqliteSynchronous = 'full' | 'normal' | 'off';
@@ -13,59 +14,20 @@ export interface RateLimit {
   readonly windowSeconds: number;
 }
 
-export interface Config {
-  readonly port: number;
-  readonly host: string;
-  readonly databaseUrl: string;
-  readonly logLevel: LogLevel;
-  /** Largest accepted request body, in bytes. */
-  readonly bodyLimit: number;
-  readonly sqliteSynchronous: SqliteSynchronous;
-  readonly pgPoolSize: number;
-  /** How long one store operation may take before the request gets a 503. */
-  readonly storeTimeoutMs: number;
-  /** Per-turn batching of requests, reads and writes (docs/schedulers.md); off only for A/B runs. */
-  readonly batching: boolean;
-  readonly idempotencyTtlHours: number;
-  readonly eventsMaxStreams: number;
-  readonly eventsRetentionHours: number;
-  readonly eventsHeartbeatMs: number;
-  readonly shutdownTimeoutMs: number;
-  /** How long /readyz answers 503 before the listener closes on SIGTERM/SIGINT. */
-  readonly shutdownDrainMs: number;
-  readonly rateLimitWrite: RateLimit | null;
-  readonly rateLimitRead: RateLimit | null;
-  readonly authJwtSecret: string | null;
-  readonly authJwksUrl: string | null;
-  readonly authIssuer: string | null;
-  readonly authAudience: string | null;
-  readonly authAdminClaim: string;
-  readonly authAdminValue: string;
-  /** Leeway for exp/nbf/iat between our clock and the token issuer's. */
-  readonly authClockToleranceSeconds: number;
-  readonly authDevTokens: boolean;
-  readonly metricsToken: string | null;
-  readonly corsOrigins: readonly string[];
-  readonly trustProxy: boolean;
-  readonly redisUrl: string | null;
-  /** Prefix of every Redis key this service writes (rate-limit counters). */
-  readonly redisKeyPrefix: string;
-  readonly maxConnections: number;
-  readonly requestTimeoutMs: number;
-  readonly headersTimeoutMs: number;
-}
-
 /** The settings that a bad value stops the start for, with one line that says why. */
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-interface Setting<K extends keyof Config> {
+interface Setting<K extends string, T> {
+  /** The property of Config that holds the parsed value. */
   readonly key: K;
   readonly env: string;
+  /** Parsed like a value from the environment; '' shows as "unset" in the README. */
   readonly defaultValue: string;
+  /** One line for the README's table (and the one place a setting is described). */
   readonly description: string;
-  readonly parse: (raw: string) => Config[K];
+  readonly parse: (raw: string) => T;
 }
 
 function integer(min: number, max: number) {
@@ -150,12 +112,46 @@ function list(raw: string): readonly string[] {
     .filter((s) => s !== '');
 }
 
+/** Whom X-Forwarded-For is believed from: nobody, the nearest `n` hops, or these addresses and CIDRs. */
+export type TrustProxy = false | number | readonly string[];
+
+/** The names proxy-addr knows for the loopback, link-local and unique-local ranges. */
+const ADDRESS_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+function addressOrCidr(entry: string): boolean {
+  if (ADDRESS_RANGES.has(entry)) return true;
+  const [address = '', bits, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128);
+}
+
+function trustProxy(raw: string): TrustProxy {
+  if (/^(0|false|no|off|)$/i.test(raw)) return false;
+  if (/^(true|yes|on)$/i.test(raw)) {
+    // Trusting every hop makes the leftmost X-Forwarded-For the client: whatever the client wrote.
+    throw new ConfigError(
+      'trusting every proxy lets a client pick its own address; give the number of proxies in front (e.g. 1) or their addresses/CIDRs',
+    );
+  }
+  if (/^\d+$/.test(raw)) return integer(1, 100)(raw);
+  const entries = list(raw);
+  const bad = entries.find((entry) => !addressOrCidr(entry));
+  if (bad !== undefined || entries.length === 0) {
+    throw new ConfigError(
+      `must be false, a number of proxies, or comma-separated addresses/CIDRs (${JSON.stringify(bad)} is none)`,
+    );
+  }
+  return entries;
+}
+
 function host(raw: string): string {
   if (raw === '' || /\s/.test(raw)) throw new ConfigError('must be a host name or address');
   return raw;
 }
 
-function define<K extends keyof Config>(setting: Setting<K>): Setting<K> {
+function define<const K extends string, T>(setting: Setting<K, T>): Setting<K, T> {
   return setting;
 }
 
@@ -234,10 +230,34 @@ export const settings = [
     parse: integer(24, 24 * 365),
   }),
   define({
+    key: 'listMaxStreamsPerClient',
+    env: 'LIST_MAX_STREAMS_PER_CLIENT',
+    defaultValue: '8',
+    description:
+      'lists without limit (streamed) one client may read at once (token subject, else address; 429 past it)',
+    parse: integer(1, 10_000),
+  }),
+  define({
+    key: 'listStallTimeoutMs',
+    env: 'LIST_STALL_TIMEOUT_MS',
+    defaultValue: '15000',
+    description:
+      'a streamed list whose client takes nothing for this long is cut (connection closed, no closing bracket)',
+    parse: integer(100, 600_000),
+  }),
+  define({
     key: 'eventsMaxStreams',
     env: 'EVENTS_MAX_STREAMS',
     defaultValue: '10000',
     description: 'cap on open event streams per instance (503 past it)',
+    parse: integer(1, 1_000_000),
+  }),
+  define({
+    key: 'eventsMaxStreamsPerClient',
+    env: 'EVENTS_MAX_STREAMS_PER_CLIENT',
+    defaultValue: '20',
+    description:
+      'cap on open event streams per client (token subject, else address, as for rate limits; 429 past it)',
     parse: integer(1, 1_000_000),
   }),
   define({
@@ -358,8 +378,9 @@ export const settings = [
     key: 'trustProxy',
     env: 'TRUST_PROXY',
     defaultValue: 'false',
-    description: 'trust X-Forwarded-* from a proxy in front',
-    parse: boolean,
+    description:
+      "proxies whose X-Forwarded-For is believed: 'false'; their addresses/CIDRs, comma-separated ('loopback', 'linklocal', 'uniquelocal' too), the safe choice; or their number (1: the client is the address the one proxy saw; only when no client can reach the service but through the proxies). 'true' is refused: it believes the leftmost address, which any client can write",
+    parse: trustProxy,
   }),
   define({
     key: 'redisUrl',
@@ -379,7 +400,8 @@ export const settings = [
     key: 'maxConnections',
     env: 'MAX_CONNECTIONS',
     defaultValue: '20000',
-    description: 'cap on open TCP connections',
+    description:
+      'cap on open TCP connections; lowered (with a warning) to stay below the open-file limit (ulimit -n) less a reserve for files, the store and Node; refusals are logged at most every 10 s',
     parse: integer(1, 1_000_000),
   }),
   define({
@@ -397,6 +419,13 @@ export const settings = [
     parse: integer(1000, 600_000),
   }),
 ] as const;
+
+type Settings = (typeof settings)[number];
+
+/** The checked settings: one property per entry of `settings`, typed by what its `parse` returns. */
+export type Config = {
+  readonly [S in Settings as S['key']]: ReturnType<S['parse']>;
+};
 
 function flagName(env: string): string {
   return env.toLowerCase().replace(/_/g, '-');

@@ -12,6 +12,7 @@ import type { Change } from '../messages/change.ts';
 import type { ChangeFeed } from '../messages/change-feed.ts';
 import { Room } from '../messages/message.ts';
 import { EventConnection, REPLAY_BATCH } from './event-connection.ts';
+import { ClientSlots } from './client-slots.ts';
 import { openingFrame, type ResetReason } from './event-frames.ts';
 import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
 
@@ -19,14 +20,16 @@ export interface EventStreamOptions {
   readonly feed: ChangeFeed;
   /** Open streams allowed on this instance; one more is a 503. */
   readonly maxStreams: number;
+  /** Open streams one client (token subject, else address) may hold; one more is a 429. */
+  readonly maxStreamsPerClient: number;
   /** A heartbeat comment at least this often; also how long a client may leave a full buffer unread. */
   readonly heartbeatMs: number;
 }
 
 /** How long a browser waits before reconnecting after the stream ends. */
 const RETRY_MS = 2000;
-/** Retry-After (seconds) when the stream cap is reached. */
-const FULL_RETRY_AFTER = '5';
+/** Retry-After (seconds) when a stream cap is reached. */
+const FULL_RETRY_AFTER = 5;
 const SEQ = /^[0-9]{1,16}$/;
 
 const EventsQuerystring = Type.Object(
@@ -65,7 +68,9 @@ every 15 s. With \`?room=\`, comments also carry \`id: <latest change sequence>\
 point is older than the log keeps (EVENTS_RETENTION_HOURS, default 7 days) or newer than its
 latest change, the first event is \`event: reset\` with \`id: <latest>\` and
 \`data: {"latest":<n>,"reason":"purged"|"ahead"}\`: reload the list. A client that leaves
-256 KiB unread for a heartbeat interval is dropped; it reconnects with Last-Event-ID.`;
+256 KiB unread for a heartbeat interval is dropped; it reconnects with Last-Event-ID. One client
+(the token's subject, else its address) may hold EVENTS_MAX_STREAMS_PER_CLIENT open streams
+(default 20); one more is a 429.`;
 
 function parseSeq(raw: string, where: { header: string } | { parameter: string }): number {
   const value = Number(raw);
@@ -104,6 +109,12 @@ declare module 'fastify' {
 export function registerEventStream(app: FastifyInstance, options: EventStreamOptions): void {
   const { feed } = options;
   const open = new Set<EventConnection>();
+  const perClient = new ClientSlots({
+    name: 'events',
+    what: 'open event streams',
+    max: options.maxStreamsPerClient,
+    retryAfterSeconds: FULL_RETRY_AFTER,
+  });
   let dropped = 0;
   app.decorate('eventStreams', () => ({
     open: open.size,
@@ -150,14 +161,21 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
     async (request, reply) => {
       const since = requestedSince(request.headers['last-event-id'], request.query.since);
       if (closing) throw shuttingDown();
+      // One client's streams first: a client that opens too many is told so, not everyone.
+      const release = perClient.take(request, reply);
       if (open.size >= options.maxStreams) {
+        release();
         throw new AppError(
           ErrorKinds.storeUnavailable,
           `Too many open event streams (${options.maxStreams}); retry later.`,
-          { headers: { 'retry-after': FULL_RETRY_AFTER } },
+          { headers: { 'retry-after': String(FULL_RETRY_AFTER) } },
         );
       }
       const res = reply.raw;
+      const forget = () => {
+        open.delete(connection);
+        release();
+      };
       const connection = new EventConnection({
         res,
         feed,
@@ -165,7 +183,7 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
         heartbeatMs: options.heartbeatMs,
         stallTimeoutMs: options.heartbeatMs,
         onError: (err) => request.log.error({ err }, 'event stream failed'),
-        onClosed: () => open.delete(connection),
+        onClosed: forget,
         onDropped: () => {
           dropped++;
           request.log.info('event stream dropped: the client stopped reading');
@@ -176,7 +194,7 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
         const { start, first, reset } = await startingPoint(feed, since);
         if (res.destroyed) {
           // The client left while the log was read.
-          open.delete(connection);
+          forget();
           return reply.hijack();
         }
         // The server began to shut down while the log was read.
@@ -184,7 +202,7 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
         openStream(reply);
         connection.begin(start, first, reset);
       } catch (error) {
-        open.delete(connection);
+        forget();
         throw error;
       }
       return reply;

@@ -12,6 +12,7 @@ import type { ChangeFeed } from '../messages/change-feed.ts';
 import type { IdempotencyService } from '../messages/idempotency.ts';
 import type { MessageService } from '../messages/message-service.ts';
 import { createAuthenticator, isApiRequest, registerAuth } from './auth.ts';
+import { applyConnectionCap, DESCRIPTOR_RESERVE, openFileLimit } from './connection-cap.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { registerEventStream } from './event-stream.ts';
 import { registerGracefulStop } from './graceful-stop.ts';
@@ -24,11 +25,11 @@ import { registerPageRoutes } from './page-routes.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { createRouteRegistry } from './route-registry.ts';
 import {
-  applyConnectionCap,
   clientErrorHandler,
   frameworkErrorHandler,
   registerSecurity,
   serverOptions,
+  trustProxyOption,
 } from './security.ts';
 import { registerTurnBatching } from './turn-batching.ts';
 import { carriesToken } from './url-tokens.ts';
@@ -44,6 +45,8 @@ export interface HttpDeps {
   readonly ping: () => Promise<void>;
   readonly isStopping: () => boolean;
   readonly logger: Logger;
+  /** The process's open-file limit; null: unknown (no clamp); undefined: read it (Linux). */
+  readonly openFileLimit?: number | null;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
@@ -57,7 +60,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     frameworkErrors: frameworkErrorHandler(() => authenticate),
     loggerInstance: deps.logger as FastifyBaseLogger,
     bodyLimit: config.bodyLimit,
-    trustProxy: config.trustProxy,
+    trustProxy: trustProxyOption(config.trustProxy),
     requestTimeout: config.requestTimeoutMs,
     // A request that reaches a stopping server on an open connection is served (see graceful-stop.ts).
     return503OnClosing: false,
@@ -96,15 +99,25 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   await registerSecurity(app, config);
   registerAuth(app, config, authenticate);
   await registerRateLimits(app, config);
-  applyConnectionCap(app, config);
+  applyConnectionCap(app, {
+    requested: config.maxConnections,
+    openFileLimit: deps.openFileLimit === undefined ? openFileLimit() : deps.openFileLimit,
+    reserve: DESCRIPTOR_RESERVE + config.pgPoolSize,
+  });
 
   await registerOpenApi(app);
   registerMetrics(app, { token: config.metricsToken });
   registerHealthRoutes(app, { ping: deps.ping, isStopping: deps.isStopping });
-  await app.register(messageRoutes, { service: deps.service, idempotency: deps.idempotency });
+  await app.register(messageRoutes, {
+    service: deps.service,
+    idempotency: deps.idempotency,
+    maxStreamsPerClient: config.listMaxStreamsPerClient,
+    stallTimeoutMs: config.listStallTimeoutMs,
+  });
   registerEventStream(app, {
     feed: deps.feed,
     maxStreams: config.eventsMaxStreams,
+    maxStreamsPerClient: config.eventsMaxStreamsPerClient,
     heartbeatMs: config.eventsHeartbeatMs,
   });
   await registerPageRoutes(app);

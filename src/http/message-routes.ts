@@ -1,5 +1,4 @@
 /** The five message endpoints: a schema and a short handler each. Routes see the service, never a store. */
-import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
@@ -18,8 +17,9 @@ import {
   singleHeader,
 } from './conditional-requests.ts';
 import { idempotencyHooks } from './idempotency-key.ts';
-import type { MessagePage } from '../messages/message-store.ts';
+import { ClientSlots } from './client-slots.ts';
 import { assertJsonContentType } from './json-body.ts';
+import { listStream } from './list-stream.ts';
 import { ListQuerystring, nextPageUrl, toListQuery } from './list-query.ts';
 import { withMoreFailures } from './problem.ts';
 import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
@@ -27,6 +27,10 @@ import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
 export interface MessageRoutesOptions {
   readonly service: MessageService;
   readonly idempotency: IdempotencyService;
+  /** Lists without `limit` (streamed) one client may read at once; one more is a 429. */
+  readonly maxStreamsPerClient: number;
+  /** How long a streamed list may wait for its reader to take a chunk before it is cut. */
+  readonly stallTimeoutMs: number;
 }
 
 const BASE = '/api/messages';
@@ -39,6 +43,12 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = async (app, opts) => {
   const { service } = opts;
   const idempotency = idempotencyHooks(opts.idempotency);
+  const streamedLists = new ClientSlots({
+    name: 'lists',
+    what: 'lists without limit at once',
+    max: opts.maxStreamsPerClient,
+    retryAfterSeconds: 1,
+  });
 
   app.post(
     BASE,
@@ -107,7 +117,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         operationId: 'listMessages',
         summary: 'List messages, oldest first (streamed when no limit is given)',
         description:
-          'Keyset paging on the id: `after`/`before` are exclusive bounds (a well-formed id that is not stored works too), `order` picks the direction, `limit` cuts the page and then `Link: <...>; rel="next"` points to the next page in the same order. Without `limit` every matching message is streamed in batches; a store failure after the first byte aborts the connection before the closing bracket. `Event-Seq` is the last change committed before the read began: resume `GET /api/events?since=` from it.',
+          'Keyset paging on the id: `after`/`before` are exclusive bounds (a well-formed id that is not stored works too), `order` picks the direction, `limit` cuts the page and then `Link: <...>; rel="next"` points to the next page in the same order. Without `limit` every matching message is streamed in batches, read as the client takes them; a store failure after the first byte, or a client that takes nothing for LIST_STALL_TIMEOUT_MS (default 15 s), aborts the connection before the closing bracket. One client (token subject, else address) reads at most LIST_MAX_STREAMS_PER_CLIENT (default 8) lists without `limit` at once; one more is a 429. `Event-Seq` is the last change committed before the read began: resume `GET /api/events?since=` from it.',
         tags: ['messages'],
         querystring: ListQuerystring,
         response: {
@@ -128,6 +138,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
     },
     async (request, reply) => {
       const query = toListQuery(request.query);
+      // Before any read: a client past its cap of streamed lists costs the store nothing.
+      if (query.limit === undefined) reply.raw.once('close', streamedLists.take(request, reply));
       if (query.limit !== undefined) {
         const page = await service.listPage({ ...query, limit: query.limit });
         reply.header('event-seq', String(page.latestSeq));
@@ -143,12 +155,11 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       const batches = service.stream(query);
       const first = await batches.next();
       if (first.done !== true) reply.header('event-seq', String(first.value.latestSeq));
-      const body = Readable.from(
-        jsonArray(first.done === true ? undefined : first.value, batches),
-        {
-          objectMode: false,
-        },
-      );
+      const body = listStream(first.done === true ? undefined : first.value, batches, {
+        res: reply.raw,
+        stallTimeoutMs: opts.stallTimeoutMs,
+        onCut: () => request.log.info('list cut: the client stopped reading'),
+      });
       // A stream bypasses the response schema (the type provider cannot know that).
       return reply.type(JSON_TYPE).send(body as unknown as Message[]);
     },
@@ -253,7 +264,6 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
     },
   );
 };
-
 /** A callback hook (see idempotency-key.ts for why). */
 function jsonContentTypeHook(
   request: FastifyRequest,
@@ -266,22 +276,4 @@ function jsonContentTypeHook(
     return done(error as Error);
   }
   done();
-}
-
-/** `[`, the batches comma-separated, `]`: one chunk per batch. */
-async function* jsonArray(
-  first: MessagePage | undefined,
-  rest: AsyncGenerator<MessagePage>,
-): AsyncGenerator<string> {
-  yield '[';
-  let separator = '';
-  for (let page = first; page !== undefined;) {
-    if (page.count > 0) {
-      yield separator + page.json;
-      separator = ',';
-    }
-    const next = await rest.next();
-    page = next.done === true ? undefined : next.value;
-  }
-  yield ']';
 }

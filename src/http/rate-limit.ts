@@ -37,7 +37,7 @@ interface Budget {
 }
 
 /** The client a budget belongs to: who the token says, else where the request comes from. */
-function clientKey(request: FastifyRequest): string {
+export function clientKey(request: FastifyRequest): string {
   return request.actor !== null ? `sub:${request.actor.subject}` : `ip:${normalizeIP(request.ip)}`;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Hardening around the routes: security headers with a content security
  * policy the page and /docs work under, CORS (off unless origins are listed),
- * slow-client timeouts and a connection cap, and problem documents for the
+ * slow-client timeouts, whom to believe X-Forwarded-For from, and problem documents for the
  * failures that happen before a request reaches the routes (a URL that cannot
  * be decoded, an HTTP message that cannot be parsed, headers too large or too
  * slow).
@@ -83,9 +83,17 @@ export function serverOptions(config: Config): { http: ServerOptions } {
   };
 }
 
-export function applyConnectionCap(app: FastifyInstance, config: Config): void {
-  // Past the cap Node closes new connections at once instead of queueing them.
-  app.server.maxConnections = config.maxConnections;
+/**
+ * Fastify's `trustProxy` for TRUST_PROXY. Fastify treats a bare hop count as
+ * "trust nobody" (it cannot tell a proxy from a client that connects directly),
+ * so a count becomes a function: the `hops` nearest addresses are proxies.
+ */
+export function trustProxyOption(
+  trust: Config['trustProxy'],
+): false | string[] | ((address: string, hop: number) => boolean) {
+  if (trust === false) return false;
+  if (typeof trust === 'number') return (_address, hop) => hop < trust;
+  return [...trust];
 }
 
 export async function registerSecurity(app: FastifyInstance, config: Config): Promise<void> {

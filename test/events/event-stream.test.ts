@@ -2,11 +2,12 @@
  * GET /api/events over a real socket, on every engine: framing and headers,
  * the three change kinds, resume by Last-Event-ID and by ?since (no gap, no
  * duplicate), the room filter with heartbeat ids, reset, disconnect cleanup,
- * the stream cap, and shutdown.
+ * the stream caps (per instance and per client), and shutdown.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { engines, skipUnlessEngine } from '../support/engines.ts';
+import { AUTH, bearer, token } from '../auth/tokens.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import {
   assertStrictlyIncreasing,
@@ -310,6 +311,67 @@ for (const engine of engines) {
     });
 
     it(
+      'caps open streams per client address with a 429 and Retry-After; other clients still get theirs',
+      { skip },
+      async () => {
+        const t = await startTestApp(engine, {
+          eventsHeartbeatMs: HEARTBEAT_MS,
+          eventsMaxStreamsPerClient: 2,
+        });
+        const clients: SseClient[] = [];
+        const from = async (localAddress: string) => {
+          const client = await connectSse(`${t.url}/api/events`, { localAddress });
+          clients.push(client);
+          return client;
+        };
+        try {
+          await t.listen();
+          const first = await from('127.0.0.1');
+          assert.equal(first.status, 200);
+          assert.equal((await from('127.0.0.1')).status, 200);
+          const over = await from('127.0.0.1');
+          await assertOverClientCap(over);
+          assert.equal((await from('127.0.0.2')).status, 200, 'another address is another client');
+          first.close();
+          await eventually(
+            () => t.app.http.eventStreams().open === 2,
+            'the closed stream released',
+          );
+          assert.equal((await from('127.0.0.1')).status, 200, 'a released slot can be taken again');
+        } finally {
+          for (const c of clients) c.close();
+          await t.close();
+        }
+      },
+    );
+
+    it('with auth on, caps open streams per token subject', { skip }, async () => {
+      const t = await startTestApp(engine, {
+        ...AUTH,
+        eventsHeartbeatMs: HEARTBEAT_MS,
+        eventsMaxStreamsPerClient: 2,
+      });
+      const clients: SseClient[] = [];
+      const as = async (sub: string) => {
+        const client = await connectSse(`${t.url}/api/events`, {
+          headers: bearer(await token({ sub })),
+        });
+        clients.push(client);
+        return client;
+      };
+      try {
+        await t.listen();
+        assert.equal((await as('ada')).status, 200);
+        assert.equal((await as('ada')).status, 200);
+        await assertOverClientCap(await as('ada'));
+        assert.equal((await as('bob')).status, 200, 'the same address, another subject');
+      } finally {
+        for (const c of clients) c.close();
+        await t.close();
+      }
+    });
+
+    it(
       'caps open streams with a 503 and Retry-After, and ends streams on close',
       { skip },
       async () => {
@@ -349,4 +411,15 @@ for (const engine of engines) {
       },
     );
   });
+}
+
+async function assertOverClientCap(client: SseClient): Promise<void> {
+  assert.equal(client.status, 429);
+  assert.ok(Number(client.headers['retry-after']) > 0, 'Retry-After');
+  assert.equal(client.headers['ratelimit-policy'], '"events";q=2;qu="concurrency"');
+  assert.equal(client.headers.ratelimit, '"events";r=0');
+  assert.match(String(client.headers['content-type']), /^application\/problem\+json/);
+  const problem = JSON.parse(await client.body()) as { type: string; status: number };
+  assert.equal(problem.type, '/problems/rate-limited');
+  assert.equal(problem.status, 429);
 }

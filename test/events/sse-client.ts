@@ -40,13 +40,18 @@ export interface ConnectOptions {
   readonly headers?: Record<string, string>;
   /** Do not read the body at all (a client that stops reading). */
   readonly paused?: boolean;
+  /** The client's own address (any of 127.0.0.0/8 on loopback): another client to the server. */
+  readonly localAddress?: string;
 }
 
 const DEFAULT_WAIT_MS = 10_000;
 
 export function connectSse(url: string, options: ConnectOptions = {}): Promise<SseClient> {
   return new Promise((resolve, reject) => {
-    const request = http.get(url, { headers: { accept: 'text/event-stream', ...options.headers } });
+    const request = http.get(url, {
+      headers: { accept: 'text/event-stream', ...options.headers },
+      ...(options.localAddress === undefined ? {} : { localAddress: options.localAddress }),
+    });
     request.on('error', reject);
     request.on('response', (response) => {
       const waiters = new Set<() => void>();

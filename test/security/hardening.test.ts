@@ -1,17 +1,20 @@
 /**
  * Hardening: security headers with a CSP that the page and /docs work under
  * (checked in Chromium), CORS off by default and by origin list when on,
- * slow-client timeouts, a cap on connections, and problem documents for what
- * Node or the router refuse before a route runs.
+ * slow-client timeouts, a cap on connections (below the open-file limit,
+ * refusals logged), and problem documents for what Node or the router refuse
+ * before a route runs.
  */
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { launchChromium } from '../support/browser.ts';
 import { sqliteEngine } from '../support/engines.ts';
 import { CHROMIUM, chromiumAvailable, skipUnless } from '../support/prerequisites.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { AUTH, bearer, token } from '../auth/tokens.ts';
+import { eventually } from '../events/event-helpers.ts';
 
 const ORIGIN = 'https://chat.example';
 
@@ -28,6 +31,23 @@ function rawExchange(url: string, write: (socket: Socket) => void): Promise<stri
     );
     socket.on('close', () => resolve(received));
   });
+}
+
+/** A log stream for an app, and the JSON lines it received. */
+function logLines() {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new PassThrough();
+  let partial = '';
+  stream.on('data', (chunk: Buffer) => {
+    const parts = (partial + chunk.toString('utf8')).split('\n');
+    partial = parts.pop()!;
+    for (const part of parts)
+      if (part.trim() !== '') lines.push(JSON.parse(part) as Record<string, unknown>);
+  });
+  return {
+    stream,
+    matching: (msg: RegExp) => lines.filter((line) => msg.test(String(line.msg))),
+  };
 }
 
 function problemOf(rawResponse: string, status: number): Record<string, unknown> {
@@ -269,8 +289,13 @@ describe('hardening', () => {
     }
   });
 
-  it('caps open connections', async () => {
-    const capped = await startTestApp(sqliteEngine, { maxConnections: 2 });
+  it('caps open connections, and logs the refusals at most once per interval', async () => {
+    const log = logLines();
+    const capped = await startTestApp(
+      sqliteEngine,
+      { maxConnections: 2, logLevel: 'warn' },
+      { logStream: log.stream },
+    );
     const sockets: Socket[] = [];
     try {
       const url = new URL(await capped.listen());
@@ -294,14 +319,54 @@ describe('hardening', () => {
           socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
         });
       assert.match(await ask(first), /^HTTP\/1\.1 200/);
-      const third = await rawExchange(url.toString(), (socket) => {
-        sockets.push(socket);
-        socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
-      });
-      assert.equal(third, '', 'the connection over the cap is closed without an answer');
+      for (let i = 0; i < 3; i++) {
+        const refused = await rawExchange(url.toString(), (socket) => {
+          sockets.push(socket);
+          socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+        });
+        assert.equal(refused, '', 'the connection over the cap is closed without an answer');
+      }
+      await eventually(
+        () => log.matching(/MAX_CONNECTIONS reached/).length > 0,
+        'the refusal logged',
+      );
+      const lines = log.matching(/MAX_CONNECTIONS reached/);
+      assert.equal(lines.length, 1, 'three refusals, one line');
+      assert.equal(lines[0]!.level, 40, 'a warning');
+      assert.equal(lines[0]!.maxConnections, 2);
     } finally {
       for (const socket of sockets) socket.destroy();
       await capped.close();
+    }
+  });
+
+  it('keeps MAX_CONNECTIONS below the open-file limit, and says so once at start', async () => {
+    const log = logLines();
+    const clamped = await startTestApp(
+      sqliteEngine,
+      { maxConnections: 20_000, logLevel: 'warn' },
+      { logStream: log.stream, openFileLimit: 1024 },
+    );
+    try {
+      const cap = clamped.app.http.server.maxConnections;
+      assert.ok(cap < 1024 && cap > 0, `cap ${cap} below the open-file limit`);
+      const lines = log.matching(/MAX_CONNECTIONS lowered/);
+      assert.equal(lines.length, 1);
+      assert.equal(lines[0]!.maxConnections, cap);
+      assert.equal(lines[0]!.requested, 20_000);
+    } finally {
+      await clamped.close();
+    }
+    const fits = await startTestApp(
+      sqliteEngine,
+      { maxConnections: 500, logLevel: 'warn' },
+      { logStream: log.stream, openFileLimit: 1024 },
+    );
+    try {
+      assert.equal(fits.app.http.server.maxConnections, 500, 'a cap that fits is kept');
+      assert.equal(log.matching(/MAX_CONNECTIONS lowered/).length, 1, 'and not logged');
+    } finally {
+      await fits.close();
     }
   });
 });

@@ -1,11 +1,13 @@
 /**
- * The service as a real process (`node src/server.ts` or `npm start`), for
+ * The service as a real process (`node src/server.ts`, `npm run <script>` or
+ * the build's `node dist/server.js`), for
  * the tests of what only a process has: settings at start, signals, exit
  * codes, a kill -9. Every process started here is killed by its PID when the
  * test ends, whatever happened.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
@@ -40,8 +42,10 @@ export interface ServerProcess {
 }
 
 export interface StartOptions {
-  /** 'node' runs src/server.ts directly; 'npm' runs `npm start`. */
-  readonly via?: 'node' | 'npm';
+  /** 'node' runs src/server.ts directly; 'npm' runs `npm run <script>`; 'build' runs `node dist/server.js`. */
+  readonly via?: 'node' | 'npm' | 'build';
+  /** The npm script, with `via: 'npm'` (default `start`). */
+  readonly script?: string;
   readonly env?: Record<string, string>;
   readonly args?: readonly string[];
 }
@@ -58,10 +62,16 @@ function baseEnv(): Record<string, string> {
 
 export function startServer(options: StartOptions = {}): ServerProcess {
   const via = options.via ?? 'node';
+  const extra = options.args ?? [];
   const [command, args] =
     via === 'npm'
-      ? ['npm', ['start', '--silent', ...(options.args?.length ? ['--', ...options.args] : [])]]
-      : [process.execPath, ['--import', 'tsx', 'src/server.ts', ...(options.args ?? [])]];
+      ? [
+          'npm',
+          ['run', options.script ?? 'start', '--silent', ...(extra.length ? ['--', ...extra] : [])],
+        ]
+      : via === 'build'
+        ? [process.execPath, ['dist/server.js', ...extra]]
+        : [process.execPath, ['--import', 'tsx', 'src/server.ts', ...extra]];
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...baseEnv(), LOG_LEVEL: 'info', ...options.env },
@@ -144,6 +154,18 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Whether something listens on this port of 127.0.0.1 (a connection is accepted). */
+export function listeningOn(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
 }
 
 /** A temporary directory removed after the test file. */
