@@ -199,7 +199,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       if (notModified(message.version)) {
         return reply.code(304).send();
       }
-      return reply.send(message);
+      // The stored JSON as it is: no object built, nothing serialized again.
+      return reply.type(JSON_TYPE).send(message.json as unknown as Message);
     },
   );
 

@@ -14,7 +14,7 @@ import {
   type Message,
   type UpdateMessageBody,
 } from './message.ts';
-import type { MessagePage, MessageStore, WriteCheck } from './message-store.ts';
+import type { MessagePage, MessageStore, MessageText, WriteCheck } from './message-store.ts';
 
 export interface MessageServiceDeps {
   readonly messages: MessageStore;
@@ -60,9 +60,10 @@ export class MessageService {
     return message;
   }
 
-  async get(id: string): Promise<Message> {
+  /** The message as its stored JSON text and version; any id that is not stored is a 404. */
+  async get(id: string): Promise<MessageText> {
     const message = isWellFormedId(id)
-      ? await this.#deps.messages.get(id.toLowerCase())
+      ? await this.#deps.messages.getText(id.toLowerCase())
       : undefined;
     if (message === undefined) throw notFound();
     return message;

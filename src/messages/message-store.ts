@@ -34,6 +34,13 @@ export interface MessagePage {
   readonly latestSeq: number;
 }
 
+/** One message as it is sent: its stored JSON text and its version (the ETag). */
+export interface MessageText {
+  /** The copy stored with the row at write time: messageJson's bytes. */
+  readonly json: string;
+  readonly version: number;
+}
+
 export interface MessageStore {
   /**
    * Stores a new message and appends its change, in one transaction; with a
@@ -45,6 +52,9 @@ export interface MessageStore {
 
   /** The message with this lowercase id, or undefined. */
   get(id: string): Promise<Message | undefined>;
+
+  /** The same message as its stored JSON text, sent as it is (GET by id): no object built, nothing serialized. */
+  getText(id: string): Promise<MessageText | undefined>;
 
   /**
    * Runs `check` on the current message and, if it passes and the content

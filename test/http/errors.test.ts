@@ -239,7 +239,7 @@ eachEngine('errors', (engine, shared) => {
       engine,
       () => ({
         messages: {
-          get: async () => {
+          getText: async () => {
             throw new Error(secret);
           },
         },

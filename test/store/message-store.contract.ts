@@ -96,6 +96,23 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
 
       test('get of an id that was never stored is undefined', async (store) => {
         assert.equal(await store.messages.get(uuidv7()), undefined);
+        assert.equal(await store.messages.getText(uuidv7()), undefined);
+      });
+
+      test("getText is messageJson's bytes and the version, after an edit too, gone after a delete", async (store) => {
+        const input = newMessage({ content: 'quote " backslash \\ tab\t 👩‍👩‍👧 \u2028' });
+        const created = await store.messages.create(input);
+        assert.deepEqual(await store.messages.getText(input.id), {
+          json: messageJson(created),
+          version: 1,
+        });
+        const edited = (await store.messages.update(input.id, 'new "text"', nextTime(), () => {}))!;
+        assert.deepEqual(await store.messages.getText(input.id), {
+          json: messageJson(edited.message),
+          version: 2,
+        });
+        await store.messages.delete(input.id, () => {});
+        assert.equal(await store.messages.getText(input.id), undefined);
       });
 
       test('times come back exactly as stored (UTC, milliseconds)', async (store) => {

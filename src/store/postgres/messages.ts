@@ -4,7 +4,12 @@ import type { IdempotencyClaim } from '../../messages/idempotency-store.ts';
 import { listFilter } from '../../messages/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
 import { lastIdOfMessagesJson, messageJson } from '../../messages/message-json.ts';
-import type { MessagePage, MessageStore, WriteCheck } from '../../messages/message-store.ts';
+import type {
+  MessagePage,
+  MessageStore,
+  MessageText,
+  WriteCheck,
+} from '../../messages/message-store.ts';
 import { createdMessage, updateOutcome } from '../../messages/message-writes.ts';
 import { appendChange } from './changes.ts';
 import { CreateBatcher } from './create-batcher.ts';
@@ -18,6 +23,7 @@ export class PostgresMessages implements MessageStore {
   readonly #creates: CreateBatcher;
   /** Gets asked for in one turn of the event loop share one query (see read-batcher.ts). */
   readonly #gets: ReadBatcher<Message>;
+  readonly #texts: ReadBatcher<MessageText & { readonly id: string }>;
 
   constructor(session: PostgresSession, batching: boolean) {
     this.#session = session;
@@ -48,6 +54,15 @@ export class PostgresMessages implements MessageStore {
         ),
       batching,
     );
+    this.#texts = new ReadBatcher<MessageText & { readonly id: string }>(
+      (ids) =>
+        session.query<MessageText & { id: string }>(
+          'get-message-texts',
+          'SELECT id::text AS id, body AS json, version FROM messages WHERE id = ANY($1::uuid[])',
+          [ids],
+        ),
+      batching,
+    );
   }
 
   async create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
@@ -71,6 +86,11 @@ export class PostgresMessages implements MessageStore {
 
   get(id: string): Promise<Message | undefined> {
     return this.#gets.get(id);
+  }
+
+  async getText(id: string): Promise<MessageText | undefined> {
+    const row = await this.#texts.get(id);
+    return row === undefined ? undefined : { json: row.json, version: row.version };
   }
 
   update(id: string, content: string, now: string, check: WriteCheck) {

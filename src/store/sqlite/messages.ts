@@ -5,7 +5,12 @@ import type { IdempotencyClaim } from '../../messages/idempotency-store.ts';
 import { listFilter, type ListFilter } from '../../messages/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
 import { lastIdOfMessagesJson, messageJson } from '../../messages/message-json.ts';
-import type { MessagePage, MessageStore, WriteCheck } from '../../messages/message-store.ts';
+import type {
+  MessagePage,
+  MessageStore,
+  MessageText,
+  WriteCheck,
+} from '../../messages/message-store.ts';
 import { createdMessage, updateOutcome } from '../../messages/message-writes.ts';
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
@@ -25,6 +30,7 @@ export class SqliteMessages implements MessageStore {
   readonly #changes: SqliteChangeLog;
   readonly #idempotency: SqliteIdempotency;
   readonly #get: Statement;
+  readonly #getText: Statement;
   readonly #insert: Statement;
   readonly #update: Statement;
   readonly #delete: Statement;
@@ -37,6 +43,7 @@ export class SqliteMessages implements MessageStore {
     this.#idempotency = idempotency;
     const db = session.db;
     this.#get = db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ?`).raw();
+    this.#getText = db.prepare('SELECT body, version FROM messages WHERE id = ?').raw();
     this.#insert = db.prepare(
       'INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
@@ -74,6 +81,16 @@ export class SqliteMessages implements MessageStore {
     try {
       this.#session.snapshot();
       return this.#read(id);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async getText(id: string): Promise<MessageText | undefined> {
+    try {
+      this.#session.snapshot();
+      const row = this.#getText.get(id) as [string, number] | undefined;
+      return row === undefined ? undefined : { json: row[0], version: row[1] };
     } catch (error) {
       throw toStoreError(error);
     }
