@@ -1,4 +1,4 @@
-/** Retried creates: Idempotency-Key (CONTRACT.md "Retried creates"). */
+/** Retried creates: Idempotency-Key (the contract's "Retried creates"). */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { it } from 'node:test';

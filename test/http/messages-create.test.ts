@@ -1,4 +1,4 @@
-/** POST /api/messages and the message's fields (CONTRACT.md: "The message", "Endpoints"). */
+/** POST /api/messages and the message's fields (the contract's "The message", "Endpoints"). */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import {

@@ -1,6 +1,6 @@
 /**
  * 503 when the store is unreachable, and recovery by itself when it is back
- * (CONTRACT.md error table; /readyz). PostgreSQL is reached through a TCP
+ * (the contract's error table; /readyz). PostgreSQL is reached through a TCP
  * proxy that the test closes and reopens: a real outage, on a private port.
  */
 import assert from 'node:assert/strict';
