@@ -28,3 +28,9 @@ export function lastIdOfMessagesJson(json: string): string | undefined {
   const at = json.lastIndexOf(ID_PREFIX);
   return at < 0 ? undefined : json.slice(at + ID_PREFIX.length, at + ID_PREFIX.length + 36);
 }
+
+/** The same joined texts without the last message (see lastIdOfMessagesJson for why this is exact). */
+export function withoutLastMessage(json: string): string {
+  const at = json.lastIndexOf(ID_PREFIX);
+  return at <= 0 ? '' : json.slice(0, at - 1);
+}

@@ -104,31 +104,49 @@ describe('list plans on PostgreSQL', async () => {
   for (const { label, query, index } of shapes()) {
     it(label, { skip }, async () => {
       const statement = postgresList(query);
+      // The plan for these values, and the generic plan the service runs (its connections
+      // force generic plans: see connectionConfig in postgres-store.ts).
       const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
         `EXPLAIN (FORMAT JSON) ${statement.text}`,
         statement.values,
       );
-      const nodes = flatten(rows[0]!['QUERY PLAN'][0].Plan);
-      const types = nodes.map((n) => n['Node Type']);
-      assert.ok(!types.some((t) => /Sort/.test(t)), `a sort in ${types.join(' > ')}`);
-      // The change log's latest sequence is read in the same statement: change_log_meta is
-      // one row, changes' max(seq) an index lookup.
-      for (const node of nodes.filter((n) => n['Node Type'] === 'Seq Scan')) {
-        assert.equal(
-          node['Relation Name'],
-          'change_log_meta',
-          `a sequential scan in ${types.join(' > ')}`,
-        );
-      }
-      const scans = nodes.filter((n) => n['Relation Name'] === 'messages');
-      const expected = index === 'primary' ? 'messages_pkey' : 'messages_room_id';
-      assert.ok(scans.length > 0, `no scan of messages in ${types.join(' > ')}`);
-      for (const scan of scans) {
-        assert.equal(scan['Index Name'], expected, `${scan['Node Type']} in ${types.join(' > ')}`);
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      await client.query(`PREPARE shape AS ${statement.text}`);
+      const literal = (value: unknown) =>
+        typeof value === 'number'
+          ? String(value)
+          : client.escapeLiteral(Array.isArray(value) ? `{${value.join(',')}}` : String(value));
+      const generic = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) EXECUTE shape(${statement.values.map(literal).join(', ')})`,
+      );
+      await client.query('DEALLOCATE shape');
+      await client.query('RESET plan_cache_mode');
+      for (const plan of [rows[0]!['QUERY PLAN'][0].Plan, generic.rows[0]!['QUERY PLAN'][0].Plan]) {
+        assertWalksIndex(flatten(plan), index);
       }
     });
   }
 });
+
+function assertWalksIndex(nodes: PlanNode[], index: 'primary' | 'room'): void {
+  const types = nodes.map((n) => n['Node Type']);
+  assert.ok(!types.some((t) => /Sort/.test(t)), `a sort in ${types.join(' > ')}`);
+  // The change log's latest sequence is read in the same statement: change_log_meta is
+  // one row, changes' max(seq) an index lookup.
+  for (const node of nodes.filter((n) => n['Node Type'] === 'Seq Scan')) {
+    assert.equal(
+      node['Relation Name'],
+      'change_log_meta',
+      `a sequential scan in ${types.join(' > ')}`,
+    );
+  }
+  const scans = nodes.filter((n) => n['Relation Name'] === 'messages');
+  const expected = index === 'primary' ? 'messages_pkey' : 'messages_room_id';
+  assert.ok(scans.length > 0, `no scan of messages in ${types.join(' > ')}`);
+  for (const scan of scans) {
+    assert.equal(scan['Index Name'], expected, `${scan['Node Type']} in ${types.join(' > ')}`);
+  }
+}
 
 describe('list plans on SQLite', () => {
   let db: TestDatabase;

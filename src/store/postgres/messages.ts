@@ -3,7 +3,11 @@ import type pg from 'pg';
 import type { IdempotencyClaim } from '../../messages/idempotency-store.ts';
 import { listFilter } from '../../messages/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
-import { lastIdOfMessagesJson, messageJson } from '../../messages/message-json.ts';
+import {
+  lastIdOfMessagesJson,
+  messageJson,
+  withoutLastMessage,
+} from '../../messages/message-json.ts';
 import type {
   MessagePage,
   MessageStore,
@@ -126,12 +130,13 @@ export class PostgresMessages implements MessageStore {
         count: number;
         json: string | null;
       }>(sql.name, sql.text, values);
-      const json = row!.json ?? '';
+      const more = row!.count > query.limit;
+      const json = more ? withoutLastMessage(row!.json!) : (row!.json ?? '');
       return {
         json,
         count: Math.min(row!.count, query.limit),
         lastId: lastIdOfMessagesJson(json),
-        more: row!.count > query.limit,
+        more,
         latestSeq: Number(row!.latest),
       };
     }

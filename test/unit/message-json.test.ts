@@ -1,0 +1,35 @@
+/** A page's joined JSON texts are cut and read without parsing: exact for any content the rules allow. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Message } from '../../src/messages/message.ts';
+import {
+  lastIdOfMessagesJson,
+  messageJson,
+  withoutLastMessage,
+} from '../../src/messages/message-json.ts';
+
+const message = (id: string, content: string): Message => ({
+  id,
+  room: 'general',
+  author: '{"id":"x',
+  content,
+  createdAt: '2026-11-21T10:00:00.000Z',
+  updatedAt: '2026-11-21T10:00:00.000Z',
+  version: 1,
+});
+
+test('the last id and the page without its last message, whatever the content says', () => {
+  const tricky = [
+    message('01a20000-0000-7000-8000-000000000001', '{"id":"fake-id-in-content"}'),
+    message('01a20000-0000-7000-8000-000000000002', ',{"id":"another"} \\ "'),
+    message('01a20000-0000-7000-8000-000000000003', 'plain'),
+  ];
+  const texts = tricky.map(messageJson);
+  const joined = texts.join(',');
+  assert.equal(lastIdOfMessagesJson(joined), '01a20000-0000-7000-8000-000000000003');
+  assert.equal(withoutLastMessage(joined), texts.slice(0, 2).join(','));
+  assert.equal(withoutLastMessage(texts.slice(0, 2).join(',')), texts[0]);
+  assert.equal(withoutLastMessage(texts[0]!), '');
+  assert.equal(lastIdOfMessagesJson(''), undefined);
+  assert.deepEqual(JSON.parse(`[${withoutLastMessage(joined)}]`), tricky.slice(0, 2));
+});
