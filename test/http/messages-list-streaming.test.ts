@@ -161,15 +161,10 @@ for (const engine of engines) {
         const t = await startTestApp(engine, { listStallTimeoutMs: 100 }, { store: delayed }, db);
         try {
           await t.listen();
-          const tail = await (
-            await get(
-              t.url,
-              `/api/messages?order=desc&limit=${STREAM_BATCH_SIZE + 100}`,
-              '127.0.0.1',
-              false,
-            )
-          ).readAll();
-          const from = (JSON.parse(tail.text) as { id: string }[]).at(-1)!.id;
+          // Where the last STREAM_BATCH_SIZE + 99 messages begin: two batches after the first.
+          const all = await (await get(t.url, '/api/messages', '127.0.0.1', false)).readAll();
+          const ids = (JSON.parse(all.text) as { id: string }[]).map((m) => m.id);
+          const from = ids[ids.length - (STREAM_BATCH_SIZE + 100)]!;
           slow = true;
           const list = await (
             await get(t.url, `/api/messages?after=${from}`, '127.0.0.1', false)

@@ -13,7 +13,8 @@ import pg from 'pg';
 import { defaultConfig } from '../../src/config.ts';
 import type { ListQuery } from '../../src/messages/message.ts';
 import { createStore } from '../../src/store/create-store.ts';
-import { listStatement as postgresList } from '../../src/store/postgres/list-sql.ts';
+import { listFilter } from '../../src/messages/list-filter.ts';
+import { listBatchSql, listStatement as postgresList } from '../../src/store/postgres/list-sql.ts';
 import { listStatement as sqliteList } from '../../src/store/sqlite/list-sql.ts';
 import { postgresEngine, sqliteEngine, type TestDatabase } from '../support/engines.ts';
 import { PG_BASE_URL, postgresAvailable, skipUnless } from '../support/prerequisites.ts';
@@ -121,9 +122,18 @@ describe('list plans on PostgreSQL', async () => {
       );
       await client.query('DEALLOCATE shape');
       await client.query('RESET plan_cache_mode');
-      for (const plan of [rows[0]!['QUERY PLAN'][0].Plan, generic.rows[0]!['QUERY PLAN'][0].Plan]) {
-        assertWalksIndex(flatten(plan), index);
+      const plans = [rows[0]!['QUERY PLAN'][0].Plan, generic.rows[0]!['QUERY PLAN'][0].Plan];
+      if (query.ids === undefined) {
+        // The same shape, three pages in one statement (page-batcher.ts).
+        const batch = listBatchSql(listFilter(query));
+        const columns = statement.values.map((v) => [v, v, v]);
+        const batched = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+          `EXPLAIN (FORMAT JSON) ${batch.text}`,
+          columns,
+        );
+        plans.push(batched.rows[0]!['QUERY PLAN'][0].Plan);
       }
+      for (const plan of plans) assertWalksIndex(flatten(plan), index);
     });
   }
 });

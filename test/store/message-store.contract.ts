@@ -420,6 +420,24 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
         });
       });
 
+      test('pages asked for at once are each the page it would be alone', async (store) => {
+        const all = await seed(store);
+        const queries = [
+          { order: 'desc' as const, limit: 3, before: all[7]!.id },
+          { order: 'desc' as const, limit: 2, before: all[9]!.id },
+          { order: 'desc' as const, limit: 50, before: all[1]!.id },
+          { order: 'asc' as const, limit: 4, room: 'even' },
+          { order: 'asc' as const, limit: 2, room: 'odd', after: all[0]!.id },
+          { order: 'asc' as const, limit: 2, room: 'none' },
+        ];
+        const together = await Promise.all(queries.map((q) => store.messages.list(q)));
+        for (const [i, q] of queries.entries()) {
+          assert.deepEqual(together[i], await store.messages.list(q), JSON.stringify(q));
+        }
+        assert.equal(together[0]!.lastId, all[4]!.id);
+        assert.equal(together[2]!.count, 1);
+      });
+
       test('returned ids are lowercase', async (store) => {
         await seed(store);
         for (const m of await listed(store, { order: 'asc', limit: 100 })) {

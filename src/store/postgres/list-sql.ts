@@ -43,59 +43,89 @@ export interface ListStatement extends ListSql {
  * Every column is qualified: an unqualified ORDER BY id once bound to a text output column
  * `id` (id::text) and sorted every row instead of walking the index.
  */
-function condition(c: ListCondition, param: () => string): string {
+type ParamType = 'text' | 'uuid' | 'integer';
+
+function condition(c: ListCondition, param: (type: ParamType) => string): string {
   switch (c.kind) {
     case 'room-range': {
       // A room's range of the (room, id) index, as row comparisons: with `room = $1` the planner
       // may walk the primary key instead and filter by room, which reads every other room's
       // messages in between (all of history for a room that has been quiet for long). Row
       // comparisons only that index can serve, and ORDER BY (room, id) is exactly its order.
-      const room = param();
+      const room = param('text');
       const lower = c.after
-        ? `(messages.room, messages.id) > (${room}, ${param()}::uuid)`
+        ? `(messages.room, messages.id) > (${room}, ${param('uuid')}::uuid)`
         : `(messages.room, messages.id) >= (${room}, '${MIN_ID}'::uuid)`;
       const upper = c.before
-        ? `(messages.room, messages.id) < (${room}, ${param()}::uuid)`
+        ? `(messages.room, messages.id) < (${room}, ${param('uuid')}::uuid)`
         : `(messages.room, messages.id) <= (${room}, '${MAX_ID}'::uuid)`;
       return `${lower} AND ${upper}`;
     }
     case 'room':
-      return `messages.room = ${param()}`;
+      return `messages.room = ${param('text')}`;
     case 'after':
-      return `messages.id > ${param()}::uuid`;
+      return `messages.id > ${param('uuid')}::uuid`;
     case 'before':
-      return `messages.id < ${param()}::uuid`;
+      return `messages.id < ${param('uuid')}::uuid`;
     case 'ids':
-      return `messages.id = ANY(${param()}::uuid[])`;
+      return `messages.id = ANY(${param('uuid')}::uuid[])`;
   }
 }
 
-function render(filter: ListFilter): ListSql {
-  let count = 0;
-  const param = () => `$${++count}`;
+/** The page of one query: `count` (at most limit + 1) and the joined `json`, one row. */
+function pageSql(filter: ListFilter, param: (type: ParamType) => string): string {
   const where = filter.conditions.map((c) => condition(c, param));
   const filterSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
-  if (filter.walk === 'ids') {
-    const text = `SELECT l.latest, t.id, t.body FROM (SELECT ${LATEST_SEQ} AS latest) l
-      LEFT JOIN (SELECT messages.id::text AS id, messages.body FROM messages${filterSql}) t ON true`;
-    return { name: filter.name, text, kind: 'rows' };
-  }
   const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
   const order =
     filter.walk === 'room-id'
       ? `messages.room ${direction}, messages.id ${direction}`
       : `messages.id ${direction}`;
-  const limit = param();
+  const limit = param('integer');
   // The aggregate takes the rows in the order the ordered subquery yields them (a plain
   // Aggregate over a Limit over an index scan: nothing reorders them; the contract suite checks
   // the order of every shape). An ORDER BY inside string_agg, or numbering the rows to leave
   // the extra one out here, cost the database about as much again as the whole page
   // (measured): the caller leaves the extra one out instead.
-  const text = `SELECT ${LATEST_SEQ} AS latest, count(*)::integer AS count,
-      string_agg(s.body, ',') AS json
+  return `SELECT count(*)::integer AS count, string_agg(s.body, ',') AS json
     FROM (SELECT messages.body FROM messages${filterSql}
       ORDER BY ${order} LIMIT ${limit}::integer + 1) s`;
-  return { name: filter.name, text, kind: 'aggregated' };
+}
+
+function render(filter: ListFilter): ListSql {
+  let count = 0;
+  const param = () => `$${++count}`;
+  if (filter.walk !== 'ids') {
+    const page = pageSql(filter, param);
+    const text = `SELECT ${LATEST_SEQ} AS latest, p.count, p.json FROM (${page}) p`;
+    return { name: filter.name, text, kind: 'aggregated' };
+  }
+  const where = filter.conditions.map((c) => condition(c, param));
+  const filterSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  const text = `SELECT l.latest, t.id, t.body FROM (SELECT ${LATEST_SEQ} AS latest) l
+    LEFT JOIN (SELECT messages.id::text AS id, messages.body FROM messages${filterSql}) t ON true`;
+  return { name: filter.name, text, kind: 'rows' };
+}
+
+/**
+ * Several pages of one shape in one statement (see page-batcher.ts): each
+ * query's values as one array per parameter, unnested into rows `q`, each
+ * row's page read by the same ordered index walk as alone. Rows come back
+ * with `n`, the query's place in the arrays.
+ */
+export function listBatchSql(filter: ListFilter): { name: string; text: string } {
+  const types: ParamType[] = [];
+  const param = (type: ParamType) => {
+    types.push(type);
+    return `q.p${types.length}`;
+  };
+  const page = pageSql(filter, param);
+  const arrays = types.map((type, i) => `$${i + 1}::${type}[]`).join(', ');
+  const columns = types.map((_, i) => `p${i + 1}`).join(', ');
+  const text = `SELECT q.n, ${LATEST_SEQ} AS latest, p.count, p.json
+    FROM unnest(${arrays}) WITH ORDINALITY AS q(${columns}, n)
+    CROSS JOIN LATERAL (${page}) p`;
+  return { name: `${filter.name}-batch`, text };
 }
 
 const rendered = new Map<ListFilter, ListSql>();

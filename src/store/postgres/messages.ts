@@ -17,8 +17,9 @@ import type {
 import { createdMessage, updateOutcome } from '../../messages/message-writes.ts';
 import { appendChange } from './changes.ts';
 import { CreateBatcher } from './create-batcher.ts';
-import { listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
+import { listBatchSql, listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
+import { PageBatcher, type PageRow } from './page-batcher.ts';
 import { ReadBatcher } from './read-batcher.ts';
 
 export class PostgresMessages implements MessageStore {
@@ -28,6 +29,8 @@ export class PostgresMessages implements MessageStore {
   /** Gets asked for in one turn of the event loop share one query (see read-batcher.ts). */
   readonly #gets: ReadBatcher<Message>;
   readonly #texts: ReadBatcher<MessageText & { readonly id: string }>;
+  /** Pages of one shape asked for in one turn share one query (see page-batcher.ts). */
+  readonly #pages: PageBatcher;
 
   constructor(session: PostgresSession, batching: boolean) {
     this.#session = session;
@@ -58,6 +61,20 @@ export class PostgresMessages implements MessageStore {
         ),
       batching,
     );
+    this.#pages = new PageBatcher({
+      batching,
+      one: async (filter, values) => {
+        const sql = listSql(filter);
+        const [row] = await session.query<PageRow>(sql.name, sql.text, [...values]);
+        return row!;
+      },
+      many: (filter, values) => {
+        const sql = listBatchSql(filter);
+        // One array per parameter, each query's value at its place.
+        const columns = values[0]!.map((_, i) => values.map((v) => v[i]));
+        return session.query<PageRow & { n: string }>(sql.name, sql.text, columns);
+      },
+    });
     this.#texts = new ReadBatcher<MessageText & { readonly id: string }>(
       (ids) =>
         session.query<MessageText & { id: string }>(
@@ -125,19 +142,15 @@ export class PostgresMessages implements MessageStore {
     const sql = listSql(filter);
     const values = listParameters(filter, query);
     if (sql.kind === 'aggregated') {
-      const [row] = await this.#session.query<{
-        latest: string;
-        count: number;
-        json: string | null;
-      }>(sql.name, sql.text, values);
-      const more = row!.count > query.limit;
-      const json = more ? withoutLastMessage(row!.json!) : (row!.json ?? '');
+      const row = await this.#pages.page(filter, values);
+      const more = row.count > query.limit;
+      const json = more ? withoutLastMessage(row.json!) : (row.json ?? '');
       return {
         json,
-        count: Math.min(row!.count, query.limit),
+        count: Math.min(row.count, query.limit),
         lastId: lastIdOfMessagesJson(json),
         more,
-        latestSeq: Number(row!.latest),
+        latestSeq: Number(row.latest),
       };
     }
     const rows = await this.#session.query<{
