@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { v7 as uuidv7 } from 'uuid';
-import { messageJson } from '../../src/messages/message-json.ts';
 import { sqliteMigrations } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { assertUpgradedMessages } from '../support/upgraded-messages.ts';
 
 test('a version 1 database with messages migrates to the latest schema, keeping them', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sqlite-migrations-'));
@@ -44,20 +44,7 @@ test('a version 1 database with messages migrates to the latest schema, keeping 
   const store = new SqliteStore({ filename: file, synchronous: 'full' });
   try {
     await store.migrate();
-    // The upgrade writes each message's stored JSON: exactly messageJson's bytes.
-    assert.equal(
-      (await store.messages.list({ order: 'asc', limit: 100 })).json,
-      messages.map(messageJson).join(','),
-    );
-    assert.equal(
-      (await store.messages.list({ order: 'desc', limit: 100, room: 'odd' })).json,
-      messages
-        .filter((m) => m.room === 'odd')
-        .reverse()
-        .map(messageJson)
-        .join(','),
-    );
-    assert.deepEqual(await store.messages.get(messages[7]!.id), messages[7]);
+    await assertUpgradedMessages(store, messages);
   } finally {
     await store.close();
   }
