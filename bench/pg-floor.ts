@@ -45,17 +45,19 @@ async function once(): Promise<void> {
   };
   await pool.query({
     name: 'create-message',
-    text: 'SELECT create_message($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+    text: `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
+      $6::text[], $7::text[], $8::text[], $9::text[])`,
+    // A batch of one, as the service sends a create that arrives alone.
     values: [
-      message.id,
-      message.room,
-      message.author,
-      message.content,
-      message.createdAt,
-      messageJson(message),
-      null,
-      null,
-      null,
+      [message.id],
+      [message.room],
+      [message.author],
+      [message.content],
+      [message.createdAt],
+      [messageJson(message)],
+      [null],
+      [null],
+      [null],
     ],
   });
 }

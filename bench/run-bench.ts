@@ -728,7 +728,7 @@ async function postgresGroup(
   const url = bench.url!;
   const pgFloor = (mode: 'get' | 'create'): Member => ({
     id: `postgres:pg-floor-${mode}`,
-    label: `floor: pg in-process ×32, ${mode === 'get' ? 'SELECT by id' : 'create_message()'}`,
+    label: `floor: pg in-process ×32, ${mode === 'get' ? 'SELECT by id' : 'create_messages() of one'}`,
     store: 'postgres',
     stored: large,
     settings: { concurrency: '32' },

@@ -19,7 +19,7 @@
 
 import { CLAIM_LOST } from './errors.ts';
 
-/** The parameters of one create_message() call. */
+/** One create's parameters of create_messages(), in its column order. */
 export type CreateRow = readonly unknown[];
 
 export interface CreateBatcherOptions {

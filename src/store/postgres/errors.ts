@@ -40,7 +40,7 @@ export function isConnectionLost(error: unknown): boolean {
   return CONNECTION_LOST_MESSAGES.test(error.message);
 }
 
-/** Raised by create_message(s) when a create's Idempotency-Key claim was freed or taken over. */
+/** Raised by create_messages() when a create's Idempotency-Key claim was freed or taken over. */
 export const CLAIM_LOST = 'MS001';
 
 export function toStoreError(error: unknown): unknown {

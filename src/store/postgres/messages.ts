@@ -16,7 +16,7 @@ import type {
 } from '../../messages/message-store.ts';
 import { createdMessage, updateOutcome } from '../../messages/message-writes.ts';
 import { appendChange } from './changes.ts';
-import { CreateBatcher } from './create-batcher.ts';
+import { CreateBatcher, type CreateRow } from './create-batcher.ts';
 import { listBatchSql, listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import { PageBatcher, type PageRow } from './page-batcher.ts';
@@ -34,22 +34,21 @@ export class PostgresMessages implements MessageStore {
 
   constructor(session: PostgresSession, batching: boolean) {
     this.#session = session;
+    // One create alone is a batch of one: create_messages() is the only create function.
+    const create = (name: string, rows: readonly CreateRow[]) =>
+      session.query(
+        name,
+        `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
+           $6::text[], $7::text[], $8::text[], $9::text[])`,
+        Array.from({ length: 9 }, (_, column) => rows.map((row) => row[column])),
+      );
     this.#creates = new CreateBatcher({
       batching,
       one: async (row) => {
-        await session.query(
-          'create-message',
-          'SELECT create_message($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-          [...row],
-        );
+        await create('create-message', [row]);
       },
       many: async (rows) => {
-        await session.query(
-          'create-messages',
-          `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
-             $6::text[], $7::text[], $8::text[], $9::text[])`,
-          Array.from({ length: 9 }, (_, column) => rows.map((row) => row[column])),
-        );
+        await create('create-messages', rows);
       },
     });
     this.#gets = new ReadBatcher<Message>(

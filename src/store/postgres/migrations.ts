@@ -188,7 +188,8 @@ export const postgresMigrations: readonly Migration[] = [
     // create_messages: one INSERT for the messages, then the change log's lock, one INSERT for
     // the changes (numbered in the batch's order) and one NOTIFY, instead of a loop of
     // create_message(): less database CPU per create, and the lock is held only for the
-    // change insert and the commit. A claim that is no longer held fails with SQLSTATE MS001
+    // change insert and the commit. It is the only create function: a create alone is a
+    // batch of one. A claim that is no longer held fails with SQLSTATE MS001
     // (not serialization_failure, which is the database's own), and the batch is retried row
     // by row so that only its own request fails.
     sql: `
@@ -200,23 +201,8 @@ export const postgresMigrations: readonly Migration[] = [
         || '","version":' || version || '}';
       ALTER TABLE messages ALTER COLUMN body SET NOT NULL;
 
-      CREATE OR REPLACE FUNCTION create_message(
-        p_id uuid, p_room text, p_author text, p_content text, p_at timestamptz, p_message text,
-        p_scope text, p_key text, p_token text
-      ) RETURNS void
-      LANGUAGE plpgsql AS $$
-      BEGIN
-        IF p_key IS NOT NULL THEN
-          UPDATE idempotency_keys SET state = 'done', status = 201, response = p_message
-            WHERE scope = p_scope AND key = p_key AND token = p_token AND state = 'pending';
-          IF NOT FOUND THEN
-            RAISE EXCEPTION 'the Idempotency-Key claim is no longer held' USING ERRCODE = 'MS001';
-          END IF;
-        END IF;
-        INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body)
-          VALUES (p_id, p_room, p_author, p_content, p_at, p_at, 1, p_message);
-        PERFORM append_change('message.created', p_room, p_message);
-      END $$;
+      -- Every create goes through create_messages now (one alone is a batch of one).
+      DROP FUNCTION create_message(uuid, text, text, text, timestamptz, text, text, text, text);
 
       CREATE OR REPLACE FUNCTION create_messages(
         p_ids uuid[], p_rooms text[], p_authors text[], p_contents text[], p_ats timestamptz[],

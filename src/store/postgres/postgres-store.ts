@@ -151,7 +151,7 @@ export class PostgresStore implements Store {
    * a pool connection and each query have their own timeouts, but in a row
    * they could add up. The late operation still ends by itself; a write that
    * commits after its 503 is allowed (it happened fully), and a create whose
-   * claim was freed meanwhile rolls back (see the create_message function).
+   * claim was freed meanwhile rolls back (see the create_messages function).
    */
   #withDeadline<T>(operation: () => Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
