@@ -1,5 +1,5 @@
 // Lint rules, including the architecture's one direction of dependencies:
-// server → app → http | store → messages → errors.
+// server → app → http | store → domain → errors.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -60,7 +60,7 @@ export default tseslint.config(
     ]),
   },
   {
-    files: ['src/messages/**/*.ts'],
+    files: ['src/domain/**/*.ts'],
     rules: restrict([
       {
         group: ['fastify', '@fastify/*', 'better-sqlite3', 'pg', 'pg-*'],

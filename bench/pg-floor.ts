@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
-import { messageJson } from '../src/messages/message-json.ts';
+import { messageJson } from '../src/domain/message-json.ts';
 import { MESSAGE_COLUMNS } from '../src/store/postgres/list-sql.ts';
 import { connectionConfig } from '../src/store/postgres/postgres-store.ts';
 

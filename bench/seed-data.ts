@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { messageJson } from '../src/messages/message-json.ts';
+import { messageJson } from '../src/domain/message-json.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 

@@ -5,10 +5,12 @@
 import { v7 as uuidv7 } from 'uuid';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { ChangeFeed } from './messages/change-feed.ts';
-import { IdempotencyService } from './messages/idempotency.ts';
-import { MessageService } from './messages/message-service.ts';
-import type { Store } from './messages/store.ts';
+import { AccessView } from './domain/access-view.ts';
+import { ChangeFeed } from './domain/change-feed.ts';
+import { IdempotencyService } from './domain/idempotency.ts';
+import { MessageService } from './domain/message-service.ts';
+import { RoomService } from './domain/room-service.ts';
+import type { Store } from './domain/store.ts';
 import { buildHttpApp } from './http/http-app.ts';
 import { createStore } from './store/create-store.ts';
 import { createLogger } from './logger.ts';
@@ -42,11 +44,22 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   const store = options.store ?? createStore(config, log);
   await store.migrate();
-  const changeFeed = new ChangeFeed(store.changes, (err) =>
-    log.error({ err }, 'change feed read failed'),
+  const access = new AccessView(store.rooms);
+  const changeFeed = new ChangeFeed(
+    store.changes,
+    (err) => log.error({ err }, 'change feed read failed'),
+    access,
   );
+  const rooms = new RoomService({
+    rooms: store.rooms,
+    members: store.members,
+    readMarkers: store.readMarkers,
+    now,
+    onChange: () => changeFeed.wake(),
+  });
   const service = new MessageService({
     messages: store.messages,
+    gate: rooms.gate,
     newId: () => uuidv7(),
     now,
     onChange: () => changeFeed.wake(),
@@ -56,8 +69,10 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const http = await buildHttpApp({
     config,
     service,
+    rooms,
     idempotency,
     feed: changeFeed,
+    access,
     ping: () => store.ping(),
     isStopping: () => stopping,
     logger: log,

@@ -11,7 +11,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.ts';
 import { AppError, ErrorKinds } from '../errors.ts';
-import { Author } from '../messages/message.ts';
+import { Author } from '../domain/message.ts';
 import { assertJsonContentType } from './json-body.ts';
 import { createTokenVerifier, invalidToken, mintDevToken } from './token-verifier.ts';
 import { privateCacheControl, urlTokens } from './url-tokens.ts';

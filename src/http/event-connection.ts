@@ -15,10 +15,18 @@
  * not read stops the stream at MAX_BUFFERED_BYTES, the rest is read from the
  * log again once it drains, and a client that does not drain within the stall
  * timeout is dropped.
+ *
+ * With auth on, each change is judged when it is sent (room-access.ts
+ * mayReceive) against the feed's access view, which has applied every change
+ * up to the feed's head; so a stream never sends a change past the head (a
+ * catch-up stops there and the feed's next batch brings the rest). A `?room=`
+ * stream whose subject can no longer read the room ends after that change.
  */
 import type { ServerResponse } from 'node:http';
-import type { Change } from '../messages/change.ts';
-import type { ChangeBatch, ChangeFeed } from '../messages/change-feed.ts';
+import type { Actor } from '../domain/actor.ts';
+import type { Change } from '../domain/change.ts';
+import { mayReadNow, mayReceive, type AccessLookup } from '../domain/room-access.ts';
+import type { ChangeBatch, ChangeFeed } from '../domain/change-feed.ts';
 import { changeFrame, heartbeatFrame, resetFrame, type ResetReason } from './event-frames.ts';
 
 /** Bytes a client may leave unread before the stream waits for it (its memory bound, plus one frame). */
@@ -31,6 +39,10 @@ export interface EventConnectionOptions {
   readonly feed: ChangeFeed;
   /** Only this room's changes are sent (the position still moves on with every change). */
   readonly room: string | undefined;
+  /** Who the stream is for (null with auth off: everything goes). */
+  readonly actor: Actor | null;
+  /** Who may read which room, as of the feed's head. */
+  readonly access: AccessLookup;
   readonly heartbeatMs: number;
   /** How long a client may leave a full buffer unread before it is dropped. */
   readonly stallTimeoutMs: number;
@@ -128,13 +140,20 @@ export class EventConnection {
     try {
       if (!(await this.#drained())) return;
       for (;;) {
+        let pastHead = false;
         for (const change of batch) {
           if (change.seq <= this.#position) continue;
+          // Past the head the access view has not seen it yet: the feed's next batch brings it.
+          if (change.seq > this.#o.feed.head) {
+            pastHead = true;
+            break;
+          }
           if (this.#send(change) && !(await this.#drained())) return;
         }
         if ((this.#mode as Mode) === 'closed') return;
-        // Going live is synchronous with this check: every later batch starts at or below the position.
-        if (this.#position >= this.#o.feed.head) break;
+        // Going live is synchronous with this check: a later batch that starts past the
+        // position sends the stream back here, to read the gap.
+        if (pastHead || this.#position >= this.#o.feed.head) break;
         batch = await this.#o.feed.changesSince(this.#position, REPLAY_BATCH);
         if ((this.#mode as Mode) === 'closed') return;
         if (batch.length === 0) break;
@@ -166,14 +185,25 @@ export class EventConnection {
     this.#lastId = latest;
   }
 
-  /** Writes one change (if its room matches); true when the client's buffer is over the bound. */
+  /**
+   * Writes one change if its room matches and its subject may receive it;
+   * true when the client's buffer is over the bound.
+   */
   #send(change: Change): boolean {
+    if (this.#mode === 'closed') return false;
     this.#position = change.seq;
-    if (this.#o.room !== undefined && change.message.room !== this.#o.room) return false;
+    const { room, actor, access } = this.#o;
+    if (room !== undefined && change.room !== room) return false;
+    if (!mayReceive(actor, change, access)) return false;
     const frame = changeFrame(change);
-    if (frame === undefined) return false;
-    this.#lastId = change.seq;
-    this.#o.res.write(frame);
+    if (frame !== undefined) {
+      this.#lastId = change.seq;
+      this.#o.res.write(frame);
+    }
+    if (room !== undefined && !mayReadNow(actor, room, access)) {
+      this.end();
+      return false;
+    }
     return this.#o.res.writableLength > MAX_BUFFERED_BYTES;
   }
 

@@ -1,17 +1,14 @@
 /**
  * The text of Server-Sent Events frames (WHATWG HTML, section 9.2). Only
- * numbers and the three change kinds ever reach the `id:` and `event:` lines;
- * `data:` is JSON.stringify's output, which never contains a raw CR or LF, so
- * nothing a client sent can start a line of its own.
+ * numbers and the known change kinds ever reach the `id:` and `event:` lines;
+ * `data:` is the change's JSON text, in which JSON escapes every CR and LF, so
+ * nothing a client sent can start a line of its own (a text that holds one
+ * anyway is not sent).
  */
-import type { Change, ChangeKind } from '../messages/change.ts';
-import { messageJson } from '../messages/message-json.ts';
+import { CHANGE_KINDS, type Change, type ChangeKind } from '../domain/change.ts';
 
-const KINDS: ReadonlySet<ChangeKind> = new Set([
-  'message.created',
-  'message.updated',
-  'message.deleted',
-]);
+const KINDS: ReadonlySet<ChangeKind> = new Set(CHANGE_KINDS);
+const LINE_BREAK = /[\r\n]/;
 
 // Shared by every stream that sends the same change: one JSON.stringify per change, not per client.
 const frames = new WeakMap<Change, string>();
@@ -21,7 +18,8 @@ export function changeFrame(change: Change): string | undefined {
   let frame = frames.get(change);
   if (frame === undefined) {
     if (!KINDS.has(change.kind) || !Number.isSafeInteger(change.seq)) return undefined;
-    frame = `id: ${change.seq}\nevent: ${change.kind}\ndata: ${messageJson(change.message)}\n\n`;
+    if (LINE_BREAK.test(change.data)) return undefined;
+    frame = `id: ${change.seq}\nevent: ${change.kind}\ndata: ${change.data}\n\n`;
     frames.set(change, frame);
   }
   return frame;

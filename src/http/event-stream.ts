@@ -8,9 +8,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { AppError, ErrorKinds } from '../errors.ts';
-import type { Change } from '../messages/change.ts';
-import type { ChangeFeed } from '../messages/change-feed.ts';
-import { Room } from '../messages/message.ts';
+import type { Change } from '../domain/change.ts';
+import type { ChangeFeed } from '../domain/change-feed.ts';
+import type { AccessLookup } from '../domain/room-access.ts';
+import type { RoomGate } from '../domain/room-gate.ts';
+import { Room } from '../domain/message.ts';
 import { EventConnection, REPLAY_BATCH } from './event-connection.ts';
 import { ClientSlots } from './client-slots.ts';
 import { openingFrame, type ResetReason } from './event-frames.ts';
@@ -18,6 +20,10 @@ import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
 
 export interface EventStreamOptions {
   readonly feed: ChangeFeed;
+  /** `?room=` of a private room the caller may not read is a 403. */
+  readonly gate: RoomGate;
+  /** Who may read which room, kept in step with the feed. */
+  readonly access: AccessLookup;
   /** Open streams allowed on this instance; one more is a 503. */
   readonly maxStreams: number;
   /** Open streams one client (token subject, else address) may hold; one more is a 429. */
@@ -62,9 +68,20 @@ const STREAM_DESCRIPTION = `Server-Sent Events, one per change, in commit order:
     event: message.created      (or message.updated, message.deleted)
     data: {"id":"...","room":"general","author":"...","content":"...",...}
 
-\`data\` is the message after the change (for a delete: as it was). \`id\` is the change sequence
-number, strictly increasing. A \`retry:\` hint opens the stream; a comment line comes at least
-every 15 s. With \`?room=\`, comments also carry \`id: <latest change sequence>\`. When the requested
+\`data\` is the message after the change (for a delete: as it was). The other kinds, in the same
+sequence: \`room.created\`, \`room.updated\` (data: the Room), \`member.added\`, \`member.updated\`,
+\`member.removed\` (data: the Membership; \`member.removed\` adds \`removedBy\`, the subject that removed
+it, equal to \`subject\` when it left, null with auth off) and \`read-marker.updated\` (data: the
+ReadMarker without \`unread\`). \`id\` is the change sequence number, strictly increasing. A \`retry:\`
+hint opens the stream; a comment line comes at least every 15 s. With \`?room=\`, every change of that
+room and nothing else; comments also carry \`id: <latest change sequence>\`, as they do whenever changes
+were left out.
+
+With auth on, a change goes out only if the stream's subject may read its room when it is sent, except:
+a \`member.removed\` about the subject itself always reaches it; a \`room.updated\` that made a public room
+private reaches every stream; a \`read-marker.updated\` reaches only its subject. \`?room=\` of a private
+room the subject may not read is a 403, and such a stream ends after the change that takes its access
+away. When the requested
 point is older than the log keeps (EVENTS_RETENTION_HOURS, default 7 days) or newer than its
 latest change, the first event is \`event: reset\` with \`id: <latest>\` and
 \`data: {"latest":<n>,"reason":"purged"|"ahead"}\`: reload the list. A client that leaves
@@ -154,13 +171,16 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
               },
             },
           },
-          ...problemResponses(400, ...COMMON_PROBLEMS),
+          ...problemResponses(400, 403, ...COMMON_PROBLEMS),
         },
       },
     },
     async (request, reply) => {
       const since = requestedSince(request.headers['last-event-id'], request.query.since);
       if (closing) throw shuttingDown();
+      const { room } = request.query;
+      const actor = request.actor;
+      if (room !== undefined) await options.gate.assertNotHidden(room, actor);
       // One client's streams first: a client that opens too many is told so, not everyone.
       const release = perClient.take(request, reply);
       if (open.size >= options.maxStreams) {
@@ -179,7 +199,9 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
       const connection = new EventConnection({
         res,
         feed,
-        room: request.query.room,
+        room,
+        actor,
+        access: options.access,
         heartbeatMs: options.heartbeatMs,
         stallTimeoutMs: options.heartbeatMs,
         onError: (err) => request.log.error({ err }, 'event stream failed'),
@@ -231,11 +253,14 @@ async function startingPoint(feed: ChangeFeed, since: number | undefined): Promi
     // Live from the last committed change, not from the feed's head: the feed may not have
     // read a change committed just before this request yet, and it is not "new" to this client.
     const { latest } = await feed.bounds();
+    // The access view is the feed's: let it catch up with what this request's checks read.
+    await feed.reached(latest);
     return { start: Math.max(latest, feed.head), first: [] };
   }
   // Read before the bounds: a purge that removed part of what was read then shows in them.
   const first = await feed.changesSince(since, REPLAY_BATCH);
   const { latest, purgedThrough } = await feed.bounds();
+  await feed.reached(latest);
   if (since > latest) return { start: since, first: [], reset: { latest, reason: 'ahead' } };
   if (since < purgedThrough)
     return { start: since, first: [], reset: { latest, reason: 'purged' } };

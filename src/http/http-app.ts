@@ -8,9 +8,11 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.ts';
-import type { ChangeFeed } from '../messages/change-feed.ts';
-import type { IdempotencyService } from '../messages/idempotency.ts';
-import type { MessageService } from '../messages/message-service.ts';
+import type { ChangeFeed } from '../domain/change-feed.ts';
+import type { IdempotencyService } from '../domain/idempotency.ts';
+import type { MessageService } from '../domain/message-service.ts';
+import type { AccessLookup } from '../domain/room-access.ts';
+import type { RoomService } from '../domain/room-service.ts';
 import { createAuthenticator, isApiRequest, registerAuth } from './auth.ts';
 import { applyConnectionCap, DESCRIPTOR_RESERVE, openFileLimit } from './connection-cap.ts';
 import { registerErrorHandling } from './error-handler.ts';
@@ -39,9 +41,12 @@ import './request-context.ts';
 export interface HttpDeps {
   readonly config: Config;
   readonly service: MessageService;
+  readonly rooms: RoomService;
   readonly idempotency: IdempotencyService;
   /** The live change log, for GET /api/events. */
   readonly feed: ChangeFeed;
+  /** Who may read which room, kept in step with the feed (event streams judge each change by it). */
+  readonly access: AccessLookup;
   readonly ping: () => Promise<void>;
   readonly isStopping: () => boolean;
   readonly logger: Logger;
@@ -116,6 +121,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   });
   registerEventStream(app, {
     feed: deps.feed,
+    gate: deps.rooms.gate,
+    access: deps.access,
     maxStreams: config.eventsMaxStreams,
     maxStreamsPerClient: config.eventsMaxStreamsPerClient,
     heartbeatMs: config.eventsHeartbeatMs,

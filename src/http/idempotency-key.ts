@@ -10,9 +10,9 @@
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { AppError, ErrorKinds } from '../errors.ts';
-import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyService } from '../messages/idempotency.ts';
-import type { Message } from '../messages/message.ts';
-import type { StoredResponse } from '../messages/idempotency-store.ts';
+import { IDEMPOTENCY_KEY_PATTERN, type IdempotencyService } from '../domain/idempotency.ts';
+import type { Message } from '../domain/message.ts';
+import type { StoredResponse } from '../domain/idempotency-store.ts';
 import { etagOf, singleHeader } from './conditional-requests.ts';
 import { PROBLEM_CONTENT_TYPE } from './problem.ts';
 

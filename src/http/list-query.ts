@@ -7,7 +7,7 @@ import {
   MessageId,
   Room,
   type ListQuery,
-} from '../messages/message.ts';
+} from '../domain/message.ts';
 
 export const ListQuerystring = Type.Object(
   {

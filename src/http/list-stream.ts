@@ -9,7 +9,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import type { MessagePage } from '../messages/message-store.ts';
+import type { MessagePage } from '../domain/message-store.ts';
 
 export interface ListStreamOptions {
   readonly res: ServerResponse;

@@ -2,14 +2,14 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import { MAX_KEPT_OUTCOME_BYTES, type IdempotencyService } from '../messages/idempotency.ts';
+import { MAX_KEPT_OUTCOME_BYTES, type IdempotencyService } from '../domain/idempotency.ts';
 import {
   CreateMessageBody,
   MessageSchema,
   UpdateMessageBody,
   type Message,
-} from '../messages/message.ts';
-import { authorRuleErrors, type MessageService } from '../messages/message-service.ts';
+} from '../domain/message.ts';
+import { authorRuleErrors, type MessageService } from '../domain/message-service.ts';
 import {
   etagOf,
   ifMatchPrecondition,
@@ -80,7 +80,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
             },
             content: { 'application/json': { schema: MessageSchema } },
           },
-          ...problemResponses(400, 409, 413, 415, 422, 507, ...COMMON_PROBLEMS),
+          ...problemResponses(400, 403, 409, 413, 415, 422, 507, ...COMMON_PROBLEMS),
         },
       },
       // The 400 for a body that fails its schema is made in the handler, so that it also
@@ -132,14 +132,15 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
             },
             content: { 'application/json': { schema: Type.Array(MessageSchema) } },
           },
-          ...problemResponses(400, ...COMMON_PROBLEMS),
+          ...problemResponses(400, 403, ...COMMON_PROBLEMS),
         },
       },
     },
     async (request, reply) => {
-      const query = toListQuery(request.query);
+      const asked = toListQuery(request.query);
       // Before any read: a client past its cap of streamed lists costs the store nothing.
-      if (query.limit === undefined) reply.raw.once('close', streamedLists.take(request, reply));
+      if (asked.limit === undefined) reply.raw.once('close', streamedLists.take(request, reply));
+      const query = await service.scoped(asked, request.actor);
       if (query.limit !== undefined) {
         const page = await service.listPage({ ...query, limit: query.limit });
         reply.header('event-seq', String(page.latestSeq));
@@ -194,7 +195,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
     },
     async (request, reply) => {
       const notModified = ifNoneMatchCondition(singleHeader(request.headers['if-none-match']));
-      const message = await service.get(request.params.id);
+      const message = await service.get(request.params.id, request.actor);
       reply.header('etag', etagOf(message.version));
       if (notModified(message.version)) {
         return reply.code(304).send();

@@ -1,6 +1,6 @@
 /** What the HTTP layer attaches to a request: who is asking, and the Idempotency-Key claim. */
-import type { Actor } from '../messages/actor.ts';
-import type { HeldClaim } from '../messages/idempotency.ts';
+import type { Actor } from '../domain/actor.ts';
+import type { HeldClaim } from '../domain/idempotency.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -15,8 +15,8 @@ import {
 } from 'jose';
 import type { Config } from '../config.ts';
 import { AppError, ErrorKinds } from '../errors.ts';
-import type { Actor } from '../messages/actor.ts';
-import { Author, MAX_AUTHOR_CODE_POINTS } from '../messages/message.ts';
+import type { Actor } from '../domain/actor.ts';
+import { Author, MAX_AUTHOR_CODE_POINTS } from '../domain/message.ts';
 
 /** Signature algorithms a JWKS may use. Symmetric ones never (a public key is not a secret). */
 const ASYMMETRIC = [

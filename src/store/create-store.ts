@@ -1,6 +1,6 @@
 /** The single switch on DATABASE_URL: adding an engine is one folder plus one line here. */
 import type { Config } from '../config.ts';
-import type { Store } from '../messages/store.ts';
+import type { Store } from '../domain/store.ts';
 import { PostgresStore } from './postgres/postgres-store.ts';
 import { SqliteStore } from './sqlite/sqlite-store.ts';
 

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { Message } from '../../src/messages/message.ts';
+import type { Message } from '../../src/domain/message.ts';
 import {
   assertProblem,
   eachEngine,

@@ -1,7 +1,7 @@
 /** Writes through the API and bounded waits, shared by the event stream tests. */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Message } from '../../src/messages/message.ts';
+import type { Message } from '../../src/domain/message.ts';
 import type { TestApp } from '../support/test-app.ts';
 
 export async function createMessage(

@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import type { Change } from '../../src/messages/change.ts';
-import type { Message } from '../../src/messages/message.ts';
+import type { Change } from '../../src/domain/change.ts';
+import type { Message } from '../../src/domain/message.ts';
 import { postgresEngine, skipUnlessEngine, type TestDatabase } from '../support/engines.ts';
 import { PG_BASE_URL } from '../support/prerequisites.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';

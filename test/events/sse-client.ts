@@ -5,7 +5,7 @@
  * saw so tests can assert on framing, not just on events.
  */
 import http from 'node:http';
-import type { Message } from '../../src/messages/message.ts';
+import type { Message } from '../../src/domain/message.ts';
 
 export interface SseEvent {
   readonly id: string;

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { it, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import type { Message } from '../../src/messages/message.ts';
+import type { Message } from '../../src/domain/message.ts';
 import { assertProblem, eachEngine, uniqueRoom } from './http-contract.ts';
 
 test('BATCHING: on by default, off turns it off, any other value stops the start', () => {

@@ -8,11 +8,11 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe } from 'node:test';
 import type { AppOptions } from '../../src/app.ts';
 import type { Config } from '../../src/config.ts';
-import type { Message } from '../../src/messages/message.ts';
-import type { ChangeLog } from '../../src/messages/change-log.ts';
-import type { IdempotencyStore } from '../../src/messages/idempotency-store.ts';
-import type { MessageStore } from '../../src/messages/message-store.ts';
-import type { Store } from '../../src/messages/store.ts';
+import type { Message } from '../../src/domain/message.ts';
+import type { ChangeLog } from '../../src/domain/change-log.ts';
+import type { IdempotencyStore } from '../../src/domain/idempotency-store.ts';
+import type { MessageStore } from '../../src/domain/message-store.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { engines, skipUnlessEngine, type Engine, type TestDatabase } from '../support/engines.ts';
 import {

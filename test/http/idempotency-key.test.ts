@@ -4,8 +4,8 @@ import { createHash } from 'node:crypto';
 import { it } from 'node:test';
 import stableStringify from 'fast-json-stable-stringify';
 import { AppError, ErrorKinds } from '../../src/errors.ts';
-import type { Message, NewMessage } from '../../src/messages/message.ts';
-import type { IdempotencyClaim } from '../../src/messages/idempotency-store.ts';
+import type { Message, NewMessage } from '../../src/domain/message.ts';
+import type { IdempotencyClaim } from '../../src/domain/idempotency-store.ts';
 import {
   assertProblem,
   eachEngine,

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { v7 as uuidv7 } from 'uuid';
-import { STREAM_BATCH_SIZE } from '../../src/messages/message-service.ts';
+import { STREAM_BATCH_SIZE } from '../../src/domain/message-service.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { engines, type TestDatabase } from '../support/engines.ts';
 import { startTestApp, testConfig, type TestApp } from '../support/test-app.ts';

@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { v7 as uuidv7 } from 'uuid';
-import type { Message } from '../../src/messages/message.ts';
-import { STREAM_BATCH_SIZE } from '../../src/messages/message-service.ts';
+import type { Message } from '../../src/domain/message.ts';
+import { STREAM_BATCH_SIZE } from '../../src/domain/message-service.ts';
 import {
   assertProblem,
   eachEngine,

@@ -1,7 +1,7 @@
 /** PUT /api/messages/{id}: the echo, idempotent re-PUT, fixed fields, 409, If-Match and 412. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { Message } from '../../src/messages/message.ts';
+import type { Message } from '../../src/domain/message.ts';
 import { UTC_MS, assertProblem, eachEngine, onlyError } from './http-contract.ts';
 
 eachEngine('PUT /api/messages/{id}', (_engine, shared) => {

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { InjectOptions } from 'fastify';
-import type { Message } from '../../src/messages/message.ts';
+import type { Message } from '../../src/domain/message.ts';
 import { changeEvents, connectSse } from '../events/sse-client.ts';
 import { engines, skipUnlessEngine } from '../support/engines.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';

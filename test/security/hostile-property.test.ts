@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { Message } from '../../src/messages/message.ts';
+import type { Message } from '../../src/domain/message.ts';
 import { engines, skipUnlessEngine } from '../support/engines.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { AUTH, bearer, token } from '../auth/tokens.ts';

@@ -1,7 +1,7 @@
 /** What the hostile-input suites share: nasty texts, and the checks every answer must pass. */
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { Message } from '../../src/messages/message.ts';
+import type { Message } from '../../src/domain/message.ts';
 import type { TestApp } from '../support/test-app.ts';
 
 /** Text that must be stored and returned exactly as sent. */

@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { v7 as uuidv7 } from 'uuid';
 import { defaultConfig } from '../../src/config.ts';
 import { ErrorKinds, isAppError } from '../../src/errors.ts';
-import type { NewMessage } from '../../src/messages/message.ts';
+import type { NewMessage } from '../../src/domain/message.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { CreateBatcher, type CreateRow } from '../../src/store/postgres/create-batcher.ts';
 import { engines, skipUnlessEngine } from '../support/engines.ts';

@@ -1,5 +1,5 @@
 /**
- * Every promise of the store seams (src/messages/store.ts and the concerns it
+ * Every promise of the store seams (src/domain/store.ts and the concerns it
  * names: message-store.ts, change-log.ts, idempotency-store.ts), as one
  * suite. Each engine's test file runs this same body, so the engines
  * cannot drift apart. Every test gets a private, freshly migrated database.
@@ -10,11 +10,11 @@ import { describe, it } from 'node:test';
 import { v7 as uuidv7 } from 'uuid';
 import { defaultConfig, type Config } from '../../src/config.ts';
 import { AppError, ErrorKinds, isAppError } from '../../src/errors.ts';
-import type { Message, NewMessage } from '../../src/messages/message.ts';
-import { messageJson } from '../../src/messages/message-json.ts';
-import type { ClaimTiming, IdempotencyClaim } from '../../src/messages/idempotency-store.ts';
-import type { MessageStore } from '../../src/messages/message-store.ts';
-import type { Store } from '../../src/messages/store.ts';
+import type { Message, NewMessage } from '../../src/domain/message.ts';
+import { messageJson } from '../../src/domain/message-json.ts';
+import type { ClaimTiming, IdempotencyClaim } from '../../src/domain/idempotency-store.ts';
+import type { MessageStore } from '../../src/domain/message-store.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { skipUnlessEngine, type Engine, type TestDatabase } from '../support/engines.ts';
 

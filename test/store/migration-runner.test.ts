@@ -1,5 +1,5 @@
 /**
- * The one migration runner (src/messages/migration-runner.ts) over each
+ * The one migration runner (src/domain/migration-runner.ts) over each
  * engine's target: a migration that fails leaves nothing of itself, the ones
  * before it stay applied, and a list out of version order is refused before
  * anything runs.
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { runMigrations, type Migration } from '../../src/messages/migration-runner.ts';
+import { runMigrations, type Migration } from '../../src/domain/migration-runner.ts';
 import { postgresMigrationTarget } from '../../src/store/postgres/migrations.ts';
 import { sqliteMigrationTarget } from '../../src/store/sqlite/migrations.ts';
 import { postgresEngine } from '../support/engines.ts';

@@ -1,7 +1,7 @@
 /** PageBatcher: PostgreSQL list pages of one shape asked for in one turn share one statement. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { listFilter } from '../../src/messages/list-filter.ts';
+import { listFilter } from '../../src/domain/list-filter.ts';
 import { PageBatcher, type PageRow } from '../../src/store/postgres/page-batcher.ts';
 
 const history = listFilter({ order: 'desc', before: 'x', limit: 50 });

@@ -1,8 +1,8 @@
 /** What a store upgraded from an older schema must answer for the messages it held. */
 import assert from 'node:assert/strict';
-import type { Message } from '../../src/messages/message.ts';
-import { messageJson } from '../../src/messages/message-json.ts';
-import type { Store } from '../../src/messages/store.ts';
+import type { Message } from '../../src/domain/message.ts';
+import { messageJson } from '../../src/domain/message-json.ts';
+import type { Store } from '../../src/domain/store.ts';
 
 /**
  * Every message kept, listed as messageJson's bytes (the JSON the upgrade

@@ -1,7 +1,7 @@
 /** The list filter: one engine-neutral description per query shape, values in condition order. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { listFilter, listValues } from '../../src/messages/list-filter.ts';
+import { listFilter, listValues } from '../../src/domain/list-filter.ts';
 
 test('queries of one shape share one filter; another shape has another', () => {
   const a = listFilter({ order: 'asc', room: 'x', after: 'a' });
@@ -30,4 +30,16 @@ test('values come in the order of the conditions; an id list as the engine encod
   assert.deepEqual(listValues(listFilter(query), query), ['r', 'a', 'b']);
   const byIds = { order: 'asc', room: 'r', before: 'b', ids: ['x', 'y'] } as const;
   assert.deepEqual(listValues(listFilter(byIds), byIds, JSON.stringify), ['r', 'b', '["x","y"]']);
+});
+
+test('a reader adds the readable condition last, with its subject as the value, as a shape of its own', () => {
+  const query = { order: 'desc', before: 'b', readableBy: 'ada' } as const;
+  const filter = listFilter(query);
+  assert.deepEqual(
+    filter.conditions.map((c) => c.kind),
+    ['before', 'readable'],
+  );
+  assert.equal(filter.name, 'list-bp-desc');
+  assert.notEqual(filter, listFilter({ order: 'desc', before: 'b' }));
+  assert.deepEqual(listValues(filter, query), ['b', 'ada']);
 });

@@ -1,12 +1,12 @@
 /** A page's joined JSON texts are cut and read without parsing: exact for any content the rules allow. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Message } from '../../src/messages/message.ts';
+import type { Message } from '../../src/domain/message.ts';
 import {
   lastIdOfMessagesJson,
   messageJson,
   withoutLastMessage,
-} from '../../src/messages/message-json.ts';
+} from '../../src/domain/message-json.ts';
 
 const message = (id: string, content: string): Message => ({
   id,

@@ -3,9 +3,9 @@
  * (see migrations.ts), and watched through LISTEN/NOTIFY (change-listener.ts).
  */
 import type pg from 'pg';
-import type { Change, ChangeKind } from '../../messages/change.ts';
-import type { ChangeLog, ChangeLogBounds } from '../../messages/change-log.ts';
-import type { Message } from '../../messages/message.ts';
+import type { Change, ChangeKind } from '../../domain/change.ts';
+import type { ChangeLog, ChangeLogBounds } from '../../domain/change-log.ts';
+import type { Message } from '../../domain/message.ts';
 import { ChangeListener } from './change-listener.ts';
 import type { PostgresSession } from './postgres-store.ts';
 

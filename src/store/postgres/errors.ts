@@ -1,7 +1,7 @@
 /** Turns node-postgres errors into catalogued errors before they leave the engine folder. */
 import { isAppError } from '../../errors.ts';
-import { claimLost } from '../../messages/idempotency.ts';
-import { storeFull, storeUnavailable } from '../../messages/store-errors.ts';
+import { claimLost } from '../../domain/idempotency.ts';
+import { storeFull, storeUnavailable } from '../../domain/store-errors.ts';
 
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',

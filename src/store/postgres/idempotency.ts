@@ -1,12 +1,12 @@
 /** Idempotency-Key claims and outcomes on PostgreSQL: a claim is decided under a row lock. */
-import { decideClaim, type StoredClaim } from '../../messages/idempotency.ts';
+import { decideClaim, type StoredClaim } from '../../domain/idempotency.ts';
 import type {
   ClaimOutcome,
   ClaimTiming,
   IdempotencyClaim,
   IdempotencyStore,
   StoredResponse,
-} from '../../messages/idempotency-store.ts';
+} from '../../domain/idempotency-store.ts';
 import type { PostgresSession } from './postgres-store.ts';
 
 export class PostgresIdempotency implements IdempotencyStore {

@@ -4,8 +4,8 @@ import {
   listValues,
   type ListCondition,
   type ListFilter,
-} from '../../messages/list-filter.ts';
-import type { ListQuery } from '../../messages/message.ts';
+} from '../../domain/list-filter.ts';
+import type { ListQuery } from '../../domain/message.ts';
 
 /** The message row as the domain type (also used by the benchmark's in-process floor). */
 export const MESSAGE_COLUMNS = `id::text AS id, room, author, content,

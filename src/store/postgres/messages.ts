@@ -1,20 +1,20 @@
 /** Messages on PostgreSQL: creates and gets batched per turn, edits in a transaction with a row lock. */
 import type pg from 'pg';
-import type { IdempotencyClaim } from '../../messages/idempotency-store.ts';
-import { listFilter } from '../../messages/list-filter.ts';
-import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
+import type { IdempotencyClaim } from '../../domain/idempotency-store.ts';
+import { listFilter } from '../../domain/list-filter.ts';
+import type { ListQuery, Message, NewMessage } from '../../domain/message.ts';
 import {
   lastIdOfMessagesJson,
   messageJson,
   withoutLastMessage,
-} from '../../messages/message-json.ts';
+} from '../../domain/message-json.ts';
 import type {
   MessagePage,
   MessageStore,
   MessageText,
   WriteCheck,
-} from '../../messages/message-store.ts';
-import { createdMessage, updateOutcome } from '../../messages/message-writes.ts';
+} from '../../domain/message-store.ts';
+import { createdMessage, updateOutcome } from '../../domain/message-writes.ts';
 import { appendChange } from './changes.ts';
 import { CreateBatcher, type CreateRow } from './create-batcher.ts';
 import { listBatchSql, listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';

@@ -10,7 +10,7 @@
  * draws its number only after the previous one is visible.
  */
 import type pg from 'pg';
-import type { Migration, MigrationTarget } from '../../messages/migration-runner.ts';
+import type { Migration, MigrationTarget } from '../../domain/migration-runner.ts';
 
 const MIGRATION_LOCK = "hashtext('message-service.migrations')";
 

@@ -9,7 +9,7 @@
  * (BATCHING=off, for A/B runs) each page is a query of its own. How this fits
  * with the other per-turn schedulers: docs/schedulers.md.
  */
-import type { ListFilter } from '../../messages/list-filter.ts';
+import type { ListFilter } from '../../domain/list-filter.ts';
 
 /** A page as the database answers it. */
 export interface PageRow {

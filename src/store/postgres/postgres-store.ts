@@ -5,13 +5,13 @@
  * a PostgresSession.
  */
 import pg from 'pg';
-import type { Store } from '../../messages/store.ts';
-import { notMigrated, storeUnavailable } from '../../messages/store-errors.ts';
+import type { Store } from '../../domain/store.ts';
+import { notMigrated, storeUnavailable } from '../../domain/store-errors.ts';
 import { PostgresChangeLog } from './changes.ts';
 import { isConnectionLost, toStoreError } from './errors.ts';
 import { PostgresIdempotency } from './idempotency.ts';
 import { PostgresMessages } from './messages.ts';
-import { runMigrations } from '../../messages/migration-runner.ts';
+import { runMigrations } from '../../domain/migration-runner.ts';
 import { postgresMigrations, postgresMigrationTarget } from './migrations.ts';
 
 export interface PostgresStoreOptions {

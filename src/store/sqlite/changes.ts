@@ -1,8 +1,8 @@
 /** The change log on SQLite: one table, numbered by AUTOINCREMENT, read only as far as it is durable. */
 import type { Statement } from 'better-sqlite3';
-import type { Change, ChangeKind } from '../../messages/change.ts';
-import type { ChangeLog, ChangeLogBounds } from '../../messages/change-log.ts';
-import type { Message } from '../../messages/message.ts';
+import type { Change, ChangeKind } from '../../domain/change.ts';
+import type { ChangeLog, ChangeLogBounds } from '../../domain/change-log.ts';
+import type { Message } from '../../domain/message.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteSession } from './sqlite-store.ts';
 

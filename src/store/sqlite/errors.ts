@@ -1,7 +1,7 @@
 /** Turns better-sqlite3 errors into catalogued errors before they leave the engine folder. */
 import { SqliteError } from 'better-sqlite3';
 import { isAppError } from '../../errors.ts';
-import { storeFull, storeUnavailable } from '../../messages/store-errors.ts';
+import { storeFull, storeUnavailable } from '../../domain/store-errors.ts';
 
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|READONLY|PROTOCOL|NOLFS)/;
 

@@ -1,13 +1,13 @@
 /** Idempotency-Key claims and outcomes on SQLite: one table, every change through the group commit. */
 import type { Statement } from 'better-sqlite3';
-import { decideClaim, type StoredClaim } from '../../messages/idempotency.ts';
+import { decideClaim, type StoredClaim } from '../../domain/idempotency.ts';
 import type {
   ClaimOutcome,
   ClaimTiming,
   IdempotencyClaim,
   IdempotencyStore,
   StoredResponse,
-} from '../../messages/idempotency-store.ts';
+} from '../../domain/idempotency-store.ts';
 import type { SqliteSession } from './sqlite-store.ts';
 
 export class SqliteIdempotency implements IdempotencyStore {

@@ -4,8 +4,8 @@ import {
   listValues,
   type ListCondition,
   type ListFilter,
-} from '../../messages/list-filter.ts';
-import type { ListQuery } from '../../messages/message.ts';
+} from '../../domain/list-filter.ts';
+import type { ListQuery } from '../../domain/message.ts';
 
 export const MESSAGE_COLUMNS = 'id, room, author, content, created_at, updated_at, version';
 

@@ -1,17 +1,17 @@
 /** Messages on SQLite: prepared statements, rows read as arrays, every write through the group commit. */
 import type { Statement } from 'better-sqlite3';
-import { claimLost } from '../../messages/idempotency.ts';
-import type { IdempotencyClaim } from '../../messages/idempotency-store.ts';
-import { listFilter, type ListFilter } from '../../messages/list-filter.ts';
-import type { ListQuery, Message, NewMessage } from '../../messages/message.ts';
-import { lastIdOfMessagesJson, messageJson } from '../../messages/message-json.ts';
+import { claimLost } from '../../domain/idempotency.ts';
+import type { IdempotencyClaim } from '../../domain/idempotency-store.ts';
+import { listFilter, type ListFilter } from '../../domain/list-filter.ts';
+import type { ListQuery, Message, NewMessage } from '../../domain/message.ts';
+import { lastIdOfMessagesJson, messageJson } from '../../domain/message-json.ts';
 import type {
   MessagePage,
   MessageStore,
   MessageText,
   WriteCheck,
-} from '../../messages/message-store.ts';
-import { createdMessage, updateOutcome } from '../../messages/message-writes.ts';
+} from '../../domain/message-store.ts';
+import { createdMessage, updateOutcome } from '../../domain/message-writes.ts';
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteIdempotency } from './idempotency.ts';

@@ -4,7 +4,7 @@
  * sqliteMigrationTarget.
  */
 import type Database from 'better-sqlite3';
-import type { Migration, MigrationTarget } from '../../messages/migration-runner.ts';
+import type { Migration, MigrationTarget } from '../../domain/migration-runner.ts';
 
 /**
  * A SQLite file belongs to one process, so there is no lock to take between

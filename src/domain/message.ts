@@ -36,9 +36,9 @@ export const MessageId = Type.String({
 export const Room = Type.String({
   minLength: 1,
   maxLength: 64,
-  pattern: '^[A-Za-z0-9_.-]{1,64}$',
-  description: '1-64 characters of A-Z a-z 0-9 _ . -',
-  'x-rule': 'must be 1-64 characters of A-Z a-z 0-9 _ . -',
+  pattern: '^(?!\\.\\.?$)[A-Za-z0-9_.-]{1,64}$',
+  description: '1-64 characters of A-Z a-z 0-9 _ . -, not `.` or `..` (a room name: see Room).',
+  'x-rule': 'must be 1-64 characters of A-Z a-z 0-9 _ . -, not . or ..',
   examples: ['general'],
 });
 
@@ -143,6 +143,8 @@ export interface ListQuery {
   readonly before?: string;
   /** Only these ids, lowercase, deduplicated. */
   readonly ids?: readonly string[];
+  /** Only messages of rooms this subject may read (public, or a member of). Absent: no such condition. */
+  readonly readableBy?: string;
 }
 
 /** What a create needs besides what the client sent: the store writes exactly this. */

@@ -12,8 +12,8 @@ import {
   MAX_KEPT_OUTCOME_BYTES,
   type ClaimResult,
   type HeldClaim,
-} from '../../src/messages/idempotency.ts';
-import type { Store } from '../../src/messages/store.ts';
+} from '../../src/domain/idempotency.ts';
+import type { Store } from '../../src/domain/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { sqliteEngine, type TestDatabase } from '../support/engines.ts';
 

@@ -15,18 +15,28 @@ import {
   type UpdateMessageBody,
 } from './message.ts';
 import type { MessagePage, MessageStore, MessageText, WriteCheck } from './message-store.ts';
+import type { RoomGate } from './room-gate.ts';
+import { readableBy } from './room-service.ts';
+import {
+  FixedFields,
+  assertCurrent,
+  assertPrecondition,
+  sameInstant,
+  type VersionPrecondition,
+} from './write-rules.ts';
+
+export type { VersionPrecondition };
 
 export interface MessageServiceDeps {
   readonly messages: MessageStore;
+  /** The access rule of rooms: a private room's messages are for those who may read it. */
+  readonly gate: RoomGate;
   /** A new id, larger than every id this process handed out before (UUIDv7, monotonic). */
   readonly newId: () => string;
   readonly now: () => Date;
   /** Called after every committed change, so change listeners read the log. */
   readonly onChange: () => void;
 }
-
-/** Evaluates If-Match against the current version; false means 412. */
-export type VersionPrecondition = (currentVersion: number) => boolean;
 
 /** How many messages one batch of a streamed list reads. */
 export const STREAM_BATCH_SIZE = 500;
@@ -45,10 +55,12 @@ export class MessageService {
       throw new AppError(ErrorKinds.validation, authorErrors[0]!.detail, { errors: authorErrors });
     }
     const author = actor?.subject ?? body.author!;
+    const room = body.room ?? DEFAULT_ROOM;
+    if (actor !== null && !actor.admin) await this.#deps.gate.assertNotHidden(room, actor);
     const message = await this.#deps.messages.create(
       {
         id: this.#deps.newId(),
-        room: body.room ?? DEFAULT_ROOM,
+        room,
         author,
         content: body.content,
         createdAt: this.#nowIso(),
@@ -60,13 +72,30 @@ export class MessageService {
     return message;
   }
 
-  /** The message as its stored JSON text and version; any id that is not stored is a 404. */
-  async get(id: string): Promise<MessageText> {
+  /**
+   * The message as its stored JSON text and version; any id that is not
+   * stored, or whose room the actor may not read, is a 404.
+   */
+  async get(id: string, actor: Actor | null): Promise<MessageText> {
     const message = isWellFormedId(id)
       ? await this.#deps.messages.getText(id.toLowerCase())
       : undefined;
     if (message === undefined) throw notFound();
+    // Only a signed-in non-admin can be refused: the hot path with auth off reads nothing more.
+    if (
+      actor !== null &&
+      !actor.admin &&
+      !(await this.#deps.gate.mayReadContent(message.room, actor))
+    ) {
+      throw notFound();
+    }
     return message;
+  }
+
+  /** A 404 for a message the actor may not see (before any other rule of a write is judged). */
+  async #assertVisible(id: string, actor: Actor | null): Promise<void> {
+    if (actor === null || actor.admin) return;
+    await this.get(id, actor);
   }
 
   async update(
@@ -76,23 +105,18 @@ export class MessageService {
     precondition?: VersionPrecondition,
   ): Promise<Message> {
     if (!isWellFormedId(id)) throw notFound();
+    await this.#assertVisible(id, actor);
     const key = id.toLowerCase();
     const check: WriteCheck = (current) => {
       assertMayChange(current, actor);
-      assertFixedFieldsMatch(current, body);
-      if (body.version !== undefined && body.version !== current.version) {
-        throw new AppError(
-          ErrorKinds.versionConflict,
-          `The message is at version ${current.version}, not ${body.version}: read it again.`,
-        );
-      }
-      if (body.updatedAt !== undefined && !sameInstant(body.updatedAt, current.updatedAt)) {
-        throw new AppError(
-          ErrorKinds.versionConflict,
-          `The message was updated at ${current.updatedAt}, not ${body.updatedAt}: read it again.`,
-        );
-      }
-      assertPrecondition(current, precondition);
+      new FixedFields()
+        .compare('id', body.id?.toLowerCase(), current.id)
+        .compare('room', body.room, current.room)
+        .compare('author', body.author, current.author)
+        .compare('createdAt', body.createdAt, current.createdAt, sameInstant)
+        .check();
+      assertCurrent('message', current, body);
+      assertPrecondition(current.version, precondition);
     };
     const result = await this.#deps.messages.update(key, body.content, this.#nowIso(), check);
     if (result === undefined) throw notFound();
@@ -106,16 +130,33 @@ export class MessageService {
     precondition?: VersionPrecondition,
   ): Promise<Message> {
     if (!isWellFormedId(id)) throw notFound();
+    await this.#assertVisible(id, actor);
     const deleted = await this.#deps.messages.delete(id.toLowerCase(), (current) => {
       assertMayChange(current, actor);
-      assertPrecondition(current, precondition);
+      assertPrecondition(current.version, precondition);
     });
     if (deleted === undefined) throw notFound();
     this.#deps.onChange();
     return deleted;
   }
 
-  /** One page: at most `limit` messages in the query's order, with the change log's latest seq. */
+  /**
+   * The query as the actor may run it: a room it may not read is a 403;
+   * without a room, the rooms it may not read are left out.
+   */
+  async scoped<Q extends ListQuery>(query: Q, actor: Actor | null): Promise<Q> {
+    if (query.room !== undefined) {
+      await this.#deps.gate.assertNotHidden(query.room, actor);
+      return query;
+    }
+    const condition = readableBy(actor);
+    return condition.readableBy === undefined ? query : { ...query, ...condition };
+  }
+
+  /**
+   * One page: at most `limit` messages in the query's order, with the change
+   * log's latest seq. The query is one `scoped` answered.
+   */
   listPage(query: ListQuery & { readonly limit: number }): Promise<MessagePage> {
     return this.#deps.messages.list(query);
   }
@@ -123,7 +164,7 @@ export class MessageService {
   /**
    * Every message within the query's bounds, in keyset batches, so memory
    * stays flat whatever the count and no cursor or connection stays pinned
-   * while a slow client reads.
+   * while a slow client reads. The query is one `scoped` answered.
    */
   async *stream(query: ListQuery): AsyncGenerator<MessagePage> {
     let cursor: Pick<ListQuery, 'after' | 'before'> = {};
@@ -170,36 +211,4 @@ function notFound(): AppError {
 function assertMayChange(current: Message, actor: Actor | null): void {
   if (actor === null || actor.admin || actor.subject === current.author) return;
   throw new AppError(ErrorKinds.forbidden, 'Only the author may change or delete this message.');
-}
-
-function assertPrecondition(current: Message, precondition?: VersionPrecondition): void {
-  if (precondition !== undefined && !precondition(current.version)) {
-    throw new AppError(
-      ErrorKinds.preconditionFailed,
-      `If-Match does not match the current ETag "${current.version}".`,
-    );
-  }
-}
-
-function assertFixedFieldsMatch(current: Message, body: UpdateMessageBody): void {
-  const errors: FieldError[] = [];
-  const differs = (field: string) =>
-    errors.push({ pointer: `#/${field}`, detail: `${field} differs from the stored message` });
-  if (body.id !== undefined && body.id.toLowerCase() !== current.id) differs('id');
-  if (body.room !== undefined && body.room !== current.room) differs('room');
-  if (body.author !== undefined && body.author !== current.author) differs('author');
-  if (body.createdAt !== undefined && !sameInstant(body.createdAt, current.createdAt)) {
-    differs('createdAt');
-  }
-  if (errors.length > 0) {
-    throw new AppError(
-      ErrorKinds.fixedField,
-      `Fixed fields cannot change: ${errors.map((e) => ('pointer' in e ? e.pointer.slice(2) : '')).join(', ')}.`,
-      { errors },
-    );
-  }
-}
-
-function sameInstant(a: string, b: string): boolean {
-  return Date.parse(a) === Date.parse(b);
 }

@@ -17,7 +17,12 @@ export type ListCondition =
   /** id < before */
   | { readonly kind: 'before' }
   /** id is one of ids (at most MAX_LIST_IDS). */
-  | { readonly kind: 'ids' };
+  | { readonly kind: 'ids' }
+  /**
+   * The message's room is one `readableBy` may read (room-access.ts mayRead):
+   * not a private room, or a private room it is a member of.
+   */
+  | { readonly kind: 'readable' };
 
 export type ListWalk =
   /** Every room's messages: the id key, in order, up to the limit. */
@@ -46,7 +51,8 @@ export function listFilter(query: ListQuery): ListFilter {
     (query.after !== undefined ? 2 : 0) |
     (query.before !== undefined ? 4 : 0) |
     (query.ids !== undefined ? 8 : 0) |
-    (query.order === 'desc' ? 16 : 0);
+    (query.order === 'desc' ? 16 : 0) |
+    (query.readableBy !== undefined ? 32 : 0);
   return (shapes[shape] ??= describe(query));
 }
 
@@ -63,7 +69,9 @@ function describe(query: ListQuery): ListFilter {
     if (before) conditions.push({ kind: 'before' });
   }
   if (ids) conditions.push({ kind: 'ids' });
-  const letters = `${room ? 'r' : ''}${after ? 'a' : ''}${before ? 'b' : ''}${ids ? 'i' : ''}`;
+  const readable = query.readableBy !== undefined;
+  if (readable) conditions.push({ kind: 'readable' });
+  const letters = `${room ? 'r' : ''}${after ? 'a' : ''}${before ? 'b' : ''}${ids ? 'i' : ''}${readable ? 'p' : ''}`;
   return {
     name: `list-${letters}-${query.order}`,
     conditions,
@@ -102,6 +110,9 @@ export function listValues(
         break;
       case 'ids':
         values.push(encodeIds(query.ids ?? []));
+        break;
+      case 'readable':
+        values.push(query.readableBy);
         break;
     }
   }

@@ -7,6 +7,7 @@
 import type { ChangeLog } from './change-log.ts';
 import type { IdempotencyStore } from './idempotency-store.ts';
 import type { MessageStore } from './message-store.ts';
+import type { MemberStore, ReadMarkerStore, RoomStore } from './room-store.ts';
 
 export interface StoreLifecycle {
   /** Short engine name for logs and metrics, e.g. 'sqlite'. */
@@ -27,4 +28,7 @@ export interface Store extends StoreLifecycle {
   readonly messages: MessageStore;
   readonly changes: ChangeLog;
   readonly idempotency: IdempotencyStore;
+  readonly rooms: RoomStore;
+  readonly members: MemberStore;
+  readonly readMarkers: ReadMarkerStore;
 }

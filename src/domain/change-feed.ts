@@ -23,6 +23,15 @@ export interface ChangeBatch {
 
 export type ChangeListener = (batch: ChangeBatch) => void;
 
+/** Kept in step with the log: loaded at start, given every batch before any listener. */
+export interface FeedFollower {
+  load(): Promise<void>;
+  apply(changes: readonly Change[]): void;
+}
+
+/** How long a stream waits at most for the feed to reach the log's latest change. */
+const REACH_TIMEOUT_MS = 2000;
+
 const READ_BATCH = 1000;
 /** After a failed read, try again this soon rather than wait for the next write. */
 const RETRY_MS = 500;
@@ -36,6 +45,8 @@ export class ChangeFeed {
   readonly #log: ChangeLog;
   readonly #onError: (error: unknown) => void;
   readonly #listeners = new Set<ChangeListener>();
+  readonly #follower: FeedFollower | undefined;
+  readonly #waiters = new Set<{ readonly seq: number; readonly resolve: () => void }>();
   #head = 0;
   #reading = false;
   #again = false;
@@ -43,9 +54,10 @@ export class ChangeFeed {
   #stopWatching: (() => Promise<void>) | undefined;
   #poll: NodeJS.Timeout | undefined;
 
-  constructor(log: ChangeLog, onError: (error: unknown) => void) {
+  constructor(log: ChangeLog, onError: (error: unknown) => void, follower?: FeedFollower) {
     this.#log = log;
     this.#onError = onError;
+    this.#follower = follower;
   }
 
   /** The newest change this feed has handed out: a new subscriber gets every change after it. */
@@ -59,6 +71,7 @@ export class ChangeFeed {
 
   async start(): Promise<void> {
     this.#head = (await this.#log.bounds()).latest;
+    await this.#follower?.load();
     this.#started = true;
     this.#stopWatching = this.#log.watch(() => this.wake());
     this.#poll = setInterval(() => this.wake(), POLL_MS);
@@ -69,7 +82,31 @@ export class ChangeFeed {
     this.#started = false;
     clearInterval(this.#poll);
     this.#listeners.clear();
+    for (const waiter of this.#waiters) waiter.resolve();
+    this.#waiters.clear();
     await this.#stopWatching?.();
+  }
+
+  /**
+   * Resolves once the feed has handed out every change up to `seq` (a change
+   * committed through another instance may not have been read yet), or after
+   * a short while if it cannot.
+   */
+  reached(seq: number): Promise<void> {
+    if (this.#head >= seq || !this.#started) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = {
+        seq,
+        resolve: () => {
+          clearTimeout(timer);
+          this.#waiters.delete(waiter);
+          resolve();
+        },
+      };
+      const timer = setTimeout(waiter.resolve, REACH_TIMEOUT_MS);
+      this.#waiters.add(waiter);
+      this.wake();
+    });
   }
 
   /** Every batch after the current head goes to `listener`, in order, until the returned function is called. */
@@ -110,6 +147,7 @@ export class ChangeFeed {
           const changes = await this.#log.since(after, READ_BATCH);
           if (changes.length === 0 || !this.#started) break;
           this.#head = changes[changes.length - 1]!.seq;
+          this.#follower?.apply(changes);
           const batch: ChangeBatch = { after, changes };
           for (const listener of this.#listeners) {
             try {
@@ -118,6 +156,7 @@ export class ChangeFeed {
               this.#onError(error);
             }
           }
+          for (const waiter of this.#waiters) if (waiter.seq <= this.#head) waiter.resolve();
           if (changes.length < READ_BATCH) break;
         }
       } while (this.#again);

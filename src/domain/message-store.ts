@@ -39,6 +39,8 @@ export interface MessageText {
   /** The copy stored with the row at write time: messageJson's bytes. */
   readonly json: string;
   readonly version: number;
+  /** Its room, for the access rule. */
+  readonly room: string;
 }
 
 export interface MessageStore {
@@ -47,6 +49,10 @@ export interface MessageStore {
    * claim, also records the 201 outcome for that Idempotency-Key atomically,
    * and stores nothing (a 503) when that claim is no longer held (freed or
    * taken over meanwhile). Resolves only once the commit is durable.
+   * A message to a name that is not a room yet creates that room in the same
+   * transaction: public, createdBy = the author, who becomes its owner (read
+   * marker unset); the changes are room.created, member.added, then
+   * message.created.
    */
   create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message>;
 
