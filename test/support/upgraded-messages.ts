@@ -26,5 +26,6 @@ export async function assertUpgradedMessages(store: Store, messages: readonly Me
   assert.deepEqual(await store.messages.getText(sample.id), {
     json: messageJson(sample),
     version: sample.version,
+    room: sample.room,
   });
 }

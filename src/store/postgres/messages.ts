@@ -116,9 +116,7 @@ export class PostgresMessages implements MessageStore {
 
   async getText(id: string): Promise<MessageText | undefined> {
     const row = await this.#texts.get(id);
-    return row === undefined
-      ? undefined
-      : { json: row.json, version: row.version, room: row.room };
+    return row === undefined ? undefined : { json: row.json, version: row.version, room: row.room };
   }
 
   update(id: string, content: string, now: string, check: WriteCheck) {

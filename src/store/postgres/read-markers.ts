@@ -2,11 +2,7 @@
 import type pg from 'pg';
 import { markerUpdated } from '../../domain/room-changes.ts';
 import type { ReadMarker } from '../../domain/room.ts';
-import type {
-  MarkerFacts,
-  MarkerWriteOutcome,
-  ReadMarkerStore,
-} from '../../domain/room-store.ts';
+import type { MarkerFacts, MarkerWriteOutcome, ReadMarkerStore } from '../../domain/room-store.ts';
 import { appendChange } from './changes.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import { unreadSql } from './room-sql.ts';
@@ -27,10 +23,11 @@ export class PostgresReadMarkers implements ReadMarkerStore {
   }
 
   async get(room: string, subject: string): Promise<ReadMarker> {
-    const [row] = await this.#session.query<MarkerRow>('get-read-marker', `${GET_MARKER_COLUMNS} ${GET_MARKER_FROM}`, [
-      room,
-      subject,
-    ]);
+    const [row] = await this.#session.query<MarkerRow>(
+      'get-read-marker',
+      `${GET_MARKER_COLUMNS} ${GET_MARKER_FROM}`,
+      [room, subject],
+    );
     return { room, subject, ...row! };
   }
 
