@@ -271,6 +271,9 @@ export const postgresMigrations: readonly Migration[] = [
         updated_at timestamptz NOT NULL,
         version    integer NOT NULL
       );
+      -- The private rooms: the readable list condition hashes them once per list, and the
+      -- change feed's access snapshot reads them.
+      CREATE INDEX rooms_private ON rooms (name) WHERE visibility = 'private';
       CREATE TABLE memberships (
         room      text COLLATE "C" NOT NULL,
         subject   text COLLATE "C" NOT NULL,
