@@ -1,10 +1,35 @@
-// The chat page: the latest page of a room, older pages on demand, and every
-// change live through the event stream. It uses only the public API (api.js).
+// The chat page: your rooms in a sidebar (rooms.js), the latest page of the
+// open room, older pages on demand, and every change live through one event
+// stream. It uses only the public API (api.js).
 import { api, eventsUrl } from './api.js';
 import { signIn, signedInName } from './auth.js';
+import {
+  createRoom,
+  initRooms,
+  invite,
+  joinRoom,
+  leaveRoom,
+  markRead,
+  mayInvite,
+  reloadRooms,
+  roomEntry,
+  roomsChanged,
+  setMe,
+  setOpen,
+} from './rooms.js';
 
 const PAGE = 50;
-const KINDS = ['message.created', 'message.updated', 'message.deleted'];
+const KINDS = [
+  'message.created',
+  'message.updated',
+  'message.deleted',
+  'room.created',
+  'room.updated',
+  'member.added',
+  'member.updated',
+  'member.removed',
+  'read-marker.updated',
+];
 const RETRY_MIN_MS = 1000;
 const RETRY_MAX_MS = 30000;
 
@@ -14,8 +39,19 @@ const ui = {
   name: $('name'),
   room: $('room'),
   status: $('status'),
-  chat: $('chat'),
+  layout: $('layout'),
+  noRoom: $('no-room'),
+  roomView: $('room-view'),
   roomTitle: $('room-title'),
+  roomPrivate: $('room-private'),
+  roomTopic: $('room-topic'),
+  invite: $('invite'),
+  invitee: $('invitee'),
+  leave: $('leave'),
+  note: $('note'),
+  createRoom: $('create-room'),
+  newRoom: $('new-room'),
+  newPrivate: $('new-private'),
   error: $('error'),
   older: $('older'),
   list: $('messages'),
@@ -26,22 +62,34 @@ const ui = {
 
 const state = {
   name: '',
+  /** The open room ('' for none). */
   room: '',
   /** id -> message, for every message shown. */
   messages: new Map(),
   /** True while older pages may exist (the oldest shown is not the room's first). */
   moreOlder: false,
+  /** True while the open room's page is being read; its changes wait in `pending`. */
+  loading: false,
+  pending: [],
+  /** The change the shown page was read at: the stream's older changes are in it already. */
+  shownSeq: 0,
   source: null,
-  /** The last change applied: where a stream opened by hand resumes. */
+  live: false,
+  /** The last change received: where a stream opened by hand resumes. */
   lastEventId: null,
   retryMs: RETRY_MIN_MS,
   retryTimer: null,
+  loadTimer: null,
   /** Bumped on every (re)load, so answers for an older load are ignored. */
   generation: 0,
 };
 
 function setStatus(text) {
   ui.status.textContent = text;
+}
+
+function showLive() {
+  if (state.live) setStatus(state.room === '' ? 'Live' : `Live in ${state.room}`);
 }
 
 function showError(error) {
@@ -115,7 +163,6 @@ function oldestId() {
 // --- live changes ----------------------------------------------------------
 
 function apply(kind, message) {
-  if (message.room !== state.room) return;
   if (kind === 'message.deleted') return remove(message.id);
   if (kind === 'message.updated' && !state.messages.has(message.id)) return;
   // A message older than the oldest page shown belongs to a page not loaded yet.
@@ -124,33 +171,60 @@ function apply(kind, message) {
   upsert(message);
 }
 
+/** One change of the stream: to the sidebar, and to the open room's messages. */
+function dispatch(kind, data, seq) {
+  roomsChanged(kind, data);
+  if (kind === 'member.removed' && data.subject === state.name && data.room === state.room) {
+    const by = data.removedBy === state.name ? '' : ` (removed by ${data.removedBy ?? 'an admin'})`;
+    closeRoom(`You are no longer a member of ${data.room}${by}.`);
+    return;
+  }
+  if (kind === 'room.updated' && data.name === state.room) return showRoomHead();
+  if (!kind.startsWith('message.') || data.room !== state.room) return;
+  if (state.loading) state.pending.push({ kind, data, seq });
+  else if (seq > state.shownSeq) {
+    apply(kind, data);
+    readShown();
+  }
+}
+
 function closeStream() {
   clearTimeout(state.retryTimer);
   state.retryTimer = null;
   state.source?.close();
   state.source = null;
+  state.live = false;
 }
 
+/** The one stream of every change you may see, resumed from the last one received. */
 function connect() {
   closeStream();
-  const params = { room: state.room };
+  const params = {};
   if (state.lastEventId !== null) params.since = state.lastEventId;
   const source = new EventSource(eventsUrl(params));
   state.source = source;
   source.onopen = () => {
     state.retryMs = RETRY_MIN_MS;
-    setStatus(`Live in ${state.room}`);
+    state.live = true;
+    showLive();
+    // Whatever happened while away: the list is read again (live counts survive it).
+    void reloadRooms();
   };
   for (const kind of KINDS) {
     source.addEventListener(kind, (event) => {
       state.lastEventId = event.lastEventId;
-      apply(kind, JSON.parse(event.data));
+      dispatch(kind, JSON.parse(event.data), Number(event.lastEventId));
     });
   }
-  // The stream cannot resume from where we were: read the room again.
-  source.addEventListener('reset', () => void load());
+  // The stream cannot resume from where we were: read everything again.
+  source.addEventListener('reset', (event) => {
+    state.lastEventId = event.lastEventId;
+    void reloadRooms();
+    if (state.room !== '') void load();
+  });
   source.onerror = () => {
     if (source !== state.source) return;
+    state.live = false;
     if (source.readyState !== EventSource.CLOSED) {
       setStatus('Connection lost, reconnecting…');
       return;
@@ -163,16 +237,40 @@ function connect() {
   };
 }
 
+// --- reading position ------------------------------------------------------
+
+/** The newest message you can see now: the last one whose top is inside the list's view. */
+function newestVisibleId() {
+  const bottom = ui.list.getBoundingClientRect().bottom;
+  for (let li = ui.list.lastElementChild; li !== null; li = li.previousElementSibling) {
+    if (li.getBoundingClientRect().top < bottom) return li.dataset.id;
+  }
+  return undefined;
+}
+
+/** Moves your read marker to what the open room shows you (only while the tab is seen). */
+function readShown() {
+  if (state.room === '' || state.loading || document.visibilityState !== 'visible') return;
+  const id = newestVisibleId();
+  if (id !== undefined) markRead(state.room, id);
+}
+
 // --- loading ---------------------------------------------------------------
 
 function pageQuery(extra) {
   return new URLSearchParams({ room: state.room, order: 'desc', limit: String(PAGE), ...extra });
 }
 
-/** The latest page, then the stream from the change the list was read at. */
+/**
+ * The latest page of the open room. Changes that arrive meanwhile wait, and
+ * only those after the change the page was read at are applied to it. The
+ * first page read also starts the stream from there.
+ */
 async function load() {
   const generation = ++state.generation;
-  closeStream();
+  clearTimeout(state.loadTimer);
+  state.loading = true;
+  state.pending = [];
   setStatus('Loading…');
   try {
     const { headers, body } = await api('GET', `/api/messages?${pageQuery({})}`);
@@ -182,15 +280,23 @@ async function load() {
     state.moreOlder = headers.get('link') !== null;
     ui.older.hidden = !state.moreOlder;
     for (const message of body) upsert(message);
+    state.shownSeq = Number(headers.get('event-seq') ?? 0);
+    state.loading = false;
+    for (const { kind, data, seq } of state.pending) if (seq > state.shownSeq) apply(kind, data);
+    state.pending = [];
     ui.list.scrollTop = ui.list.scrollHeight;
     showError(null);
-    state.lastEventId = headers.get('event-seq');
-    connect();
+    if (state.source === null && state.retryTimer === null) {
+      state.lastEventId = headers.get('event-seq');
+      connect();
+    }
+    showLive();
+    readShown();
   } catch (error) {
     if (generation !== state.generation) return;
     showError(error);
     setStatus(`Offline, retrying in ${Math.round(state.retryMs / 1000)} s…`);
-    state.retryTimer = setTimeout(load, state.retryMs);
+    state.loadTimer = setTimeout(load, state.retryMs);
     state.retryMs = Math.min(state.retryMs * 2, RETRY_MAX_MS);
   }
 }
@@ -236,6 +342,7 @@ async function send(event) {
     showError(null);
     upsert(body);
     ui.list.scrollTop = ui.list.scrollHeight;
+    readShown();
   } catch (error) {
     showError(error);
   } finally {
@@ -311,12 +418,108 @@ async function deleteMessage(li) {
   }
 }
 
+// --- rooms -----------------------------------------------------------------
+
+function showNote(text) {
+  ui.note.textContent = text;
+}
+
+/** The open room's title, visibility, topic, and what you may do there. */
+function showRoomHead() {
+  const entry = roomEntry(state.room);
+  ui.roomTitle.textContent = `Room ${state.room}`;
+  ui.roomPrivate.hidden = entry?.visibility !== 'private';
+  ui.roomTopic.textContent = entry?.topic ?? '';
+  ui.roomTopic.hidden = !entry?.topic;
+  ui.invite.hidden = !mayInvite(state.room);
+}
+
+/** Shows a room (joining it first when it is not yours yet). */
+async function openRoom(name) {
+  try {
+    if (roomEntry(name) === undefined) await joinRoom(name);
+  } catch (error) {
+    showError(
+      error.status === 403
+        ? new Error(`${name} is private: ask one of its owners to invite you.`)
+        : error,
+    );
+    return;
+  }
+  state.room = name;
+  localStorage.setItem('chat.room', name);
+  ui.room.value = name;
+  setOpen(name);
+  showRoomHead();
+  showNote('');
+  ui.noRoom.hidden = true;
+  ui.roomView.hidden = false;
+  state.retryMs = RETRY_MIN_MS;
+  void load();
+  ui.content.focus();
+}
+
+/** No room open (after leaving it, or losing it). */
+function closeRoom(note = '') {
+  state.generation++;
+  clearTimeout(state.loadTimer);
+  state.room = '';
+  state.loading = false;
+  state.pending = [];
+  state.messages.clear();
+  ui.list.replaceChildren();
+  setOpen('');
+  ui.roomView.hidden = true;
+  ui.noRoom.hidden = false;
+  showError(note === '' ? null : new Error(note));
+  showLive();
+}
+
+async function create(event) {
+  event.preventDefault();
+  const name = ui.newRoom.value.trim();
+  const visibility = ui.newPrivate.checked ? 'private' : 'public';
+  try {
+    await createRoom(name, visibility);
+  } catch (error) {
+    showError(error.status === 412 ? new Error(`There is a room named ${name} already.`) : error);
+    return;
+  }
+  ui.newRoom.value = '';
+  ui.newPrivate.checked = false;
+  await openRoom(name);
+}
+
+async function leave() {
+  const room = state.room;
+  try {
+    await leaveRoom(room);
+    closeRoom();
+  } catch (error) {
+    showError(error);
+  }
+}
+
+async function inviteSomeone(event) {
+  event.preventDefault();
+  const who = ui.invitee.value.trim();
+  if (who === '') return;
+  try {
+    const added = await invite(state.room, who);
+    showNote(added ? `${who} was added to ${state.room}.` : `${who} is a member already.`);
+    ui.invitee.value = '';
+    showError(null);
+  } catch (error) {
+    showError(error);
+  }
+}
+
 // --- wiring ----------------------------------------------------------------
 
 async function enter(event) {
   event.preventDefault();
   if (!ui.join.reportValidity()) return;
-  state.room = ui.room.value.trim();
+  const room = ui.room.value.trim();
   try {
     // With authentication on, the name is the token's subject.
     state.name = await signIn(ui.name.value.trim());
@@ -326,15 +529,24 @@ async function enter(event) {
   }
   ui.name.value = state.name;
   localStorage.setItem('chat.name', state.name);
-  localStorage.setItem('chat.room', state.room);
-  ui.roomTitle.textContent = `Room ${state.room}`;
-  ui.chat.hidden = false;
-  state.retryMs = RETRY_MIN_MS;
-  void load();
-  ui.content.focus();
+  setMe(state.name);
+  ui.layout.hidden = false;
+  if (state.source !== null) {
+    // Signed in again (a new name or token): the stream starts over as this subject.
+    closeStream();
+    state.lastEventId = null;
+  }
+  if (state.room !== room) closeRoom();
+  await openRoom(room);
+  // No room could be opened (its first page starts the stream otherwise): the sidebar still goes live.
+  if (state.room === '' && state.source === null) connect();
 }
 
+initRooms({ onSelect: (name) => void openRoom(name), onError: showError });
 ui.join.addEventListener('submit', (event) => void enter(event));
+ui.createRoom.addEventListener('submit', (event) => void create(event));
+ui.invite.addEventListener('submit', (event) => void inviteSomeone(event));
+ui.leave.addEventListener('click', () => void leave());
 ui.compose.addEventListener('submit', send);
 ui.content.addEventListener('keydown', (event) => {
   if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
@@ -350,6 +562,9 @@ ui.list.addEventListener('click', (event) => {
   if (button.classList.contains('edit')) startEdit(li);
   else if (button.classList.contains('delete')) void deleteMessage(li);
 });
+// Reading is scrolling down, or coming back to the tab.
+ui.list.addEventListener('scroll', readShown, { passive: true });
+document.addEventListener('visibilitychange', readShown);
 
 ui.name.value = signedInName() ?? localStorage.getItem('chat.name') ?? '';
 ui.room.value = localStorage.getItem('chat.room') ?? 'general';
