@@ -542,7 +542,14 @@ async function enter(event) {
   if (state.room === '' && state.source === null) connect();
 }
 
-initRooms({ onSelect: (name) => void openRoom(name), onError: showError });
+initRooms({
+  onSelect: (name) => void openRoom(name),
+  onError: showError,
+  // A role or a topic may have changed.
+  onListed: () => {
+    if (state.room !== '') showRoomHead();
+  },
+});
 ui.join.addEventListener('submit', (event) => void enter(event));
 ui.createRoom.addEventListener('submit', (event) => void create(event));
 ui.invite.addEventListener('submit', (event) => void inviteSomeone(event));

@@ -26,18 +26,18 @@ const state = {
    * counted from the stream since that list was read.
    */
   rooms: new Map(),
-  /** The open room: its messages are read as they are shown, so they never count as unread. */
+  /** The open room (marked as the current one). */
   open: '',
   /** The list being read, and whether another read was asked for meanwhile. */
   reloading: null,
   reloadAgain: false,
-  /** Others' messages of rooms not listed yet, seen while the list is being read. */
+  /** Others' messages of rooms not listed yet, seen while the list is being read ({live, lastMessage}). */
   pendingLive: new Map(),
   /** room -> the newest lastRead to send; rooms with a marker on its way. */
   markers: new Map(),
   sending: new Set(),
-  onSelect: () => undefined,
   onError: () => undefined,
+  onListed: () => undefined,
 };
 
 const enc = encodeURIComponent;
@@ -65,7 +65,8 @@ function renderItem(li, entry) {
   link.querySelector('.lock').hidden = entry.visibility !== 'private';
   const unread = link.querySelector('.unread');
   unread.hidden = entry.unread === 0;
-  unread.textContent = entry.unread >= MAX_UNREAD ? `${MAX_UNREAD}+` : String(entry.unread);
+  unread.querySelector('.count').textContent =
+    entry.unread >= MAX_UNREAD ? `${MAX_UNREAD}+` : String(entry.unread);
   link.title = entry.topic;
   if (entry.name === state.open) link.setAttribute('aria-current', 'page');
   else link.removeAttribute('aria-current');
@@ -88,11 +89,26 @@ function render() {
 
 // --- reading the list ------------------------------------------------------
 
-/** The entry as read, plus the live counts it cannot hold yet (read before they came). */
-function merged(read, live) {
+/**
+ * The entry as read, plus what was learnt while it was being read: others'
+ * messages counted live after its newest one, and a read position moved
+ * further (the marker on its way).
+ */
+function merged(read, local) {
+  const entry = { ...read, live: [] };
   const newest = read.lastMessage?.id ?? '';
-  const extra = live.filter((id) => id > newest && (read.lastRead === null || id > read.lastRead));
-  return { ...read, unread: Math.min(MAX_UNREAD, read.unread + extra.length), live: extra };
+  if (local.lastRead != null && (read.lastRead === null || local.lastRead > read.lastRead)) {
+    entry.lastRead = local.lastRead;
+    if (local.lastRead >= newest) entry.unread = 0;
+  }
+  entry.live = local.live.filter(
+    (id) => id > newest && (entry.lastRead === null || id > entry.lastRead),
+  );
+  if (entry.live.length > 0) {
+    entry.unread = Math.min(MAX_UNREAD, entry.unread + entry.live.length);
+    entry.lastMessage = local.lastMessage;
+  }
+  return entry;
 }
 
 /** Reads the list again; calls made meanwhile are served by one more read after it. */
@@ -110,15 +126,13 @@ export function reloadRooms() {
         if (me !== state.me) return;
         const rooms = new Map();
         for (const read of body) {
-          const live = state.rooms.get(read.name)?.live ?? state.pendingLive.get(read.name) ?? [];
-          const entry = merged(read, live);
-          const local = state.rooms.get(read.name)?.lastMessage;
-          if (entry.live.length > 0 && local) entry.lastMessage = local;
-          rooms.set(read.name, entry);
+          const local = state.rooms.get(read.name) ?? state.pendingLive.get(read.name);
+          rooms.set(read.name, local === undefined ? { ...read, live: [] } : merged(read, local));
         }
         state.rooms = rooms;
         state.pendingLive.clear();
         render();
+        state.onListed();
       } while (state.reloadAgain);
     } catch (error) {
       state.onError(error);
@@ -131,21 +145,28 @@ export function reloadRooms() {
 
 // --- live changes ----------------------------------------------------------
 
+function lastMessageOf(message) {
+  return { id: message.id, author: message.author, createdAt: message.createdAt };
+}
+
 function messageCreated(message) {
   const entry = state.rooms.get(message.room);
   const byOther = message.author !== state.me;
   if (entry === undefined) {
     // Invited a moment ago: the list being read may not hold this message yet.
     if (byOther && state.reloading !== null) {
-      const live = state.pendingLive.get(message.room) ?? [];
-      state.pendingLive.set(message.room, [...live, message.id]);
+      const seen = state.pendingLive.get(message.room) ?? { lastRead: null, live: [] };
+      seen.live.push(message.id);
+      seen.lastMessage = lastMessageOf(message);
+      state.pendingLive.set(message.room, seen);
     }
     return;
   }
   // Already in the list as read (the stream can be behind the list).
   if (entry.lastMessage !== null && message.id <= entry.lastMessage.id) return;
-  entry.lastMessage = { id: message.id, author: message.author, createdAt: message.createdAt };
-  if (byOther && message.room !== state.open) {
+  entry.lastMessage = lastMessageOf(message);
+  // In the open room too: it stops counting once it is shown (markRead).
+  if (byOther) {
     entry.unread = Math.min(MAX_UNREAD, entry.unread + 1);
     entry.live.push(message.id);
   }
@@ -317,10 +338,10 @@ async function browse() {
 
 // --- wiring ----------------------------------------------------------------
 
-/** `onSelect(name)` opens a room; `onError(error)` shows what failed. */
-export function initRooms({ onSelect, onError }) {
-  state.onSelect = onSelect;
+/** `onSelect(name)` opens a room; `onError(error)` shows what failed; `onListed()` follows every read of the list. */
+export function initRooms({ onSelect, onError, onListed }) {
   state.onError = onError;
+  state.onListed = onListed;
   ui.list.addEventListener('click', (event) => {
     const li = event.target.closest('li.room-item');
     if (li) onSelect(li.dataset.room);
