@@ -80,6 +80,8 @@ const state = {
   retryMs: RETRY_MIN_MS,
   retryTimer: null,
   loadTimer: null,
+  /** The room being left: its member.removed is no news. */
+  leaving: '',
   /** Bumped on every (re)load, so answers for an older load are ignored. */
   generation: 0,
 };
@@ -175,8 +177,10 @@ function apply(kind, message) {
 function dispatch(kind, data, seq) {
   roomsChanged(kind, data);
   if (kind === 'member.removed' && data.subject === state.name && data.room === state.room) {
-    const by = data.removedBy === state.name ? '' : ` (removed by ${data.removedBy ?? 'an admin'})`;
-    closeRoom(`You are no longer a member of ${data.room}${by}.`);
+    // Leaving closes the room by itself (with auth off `removedBy` is null); being removed says so.
+    if (data.removedBy !== state.name && state.leaving !== data.room) {
+      closeRoom(`${data.removedBy ?? 'Someone'} removed you from ${data.room}.`);
+    }
     return;
   }
   if (kind === 'room.updated' && data.name === state.room) return showRoomHead();
@@ -492,11 +496,14 @@ async function create(event) {
 
 async function leave() {
   const room = state.room;
+  state.leaving = room;
   try {
     await leaveRoom(room);
-    closeRoom();
+    if (state.room === room) closeRoom();
   } catch (error) {
     showError(error);
+  } finally {
+    state.leaving = '';
   }
 }
 

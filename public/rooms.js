@@ -168,7 +168,8 @@ function messageCreated(message) {
   // In the open room too: it stops counting once it is shown (markRead).
   if (byOther) {
     entry.unread = Math.min(MAX_UNREAD, entry.unread + 1);
-    entry.live.push(message.id);
+    // Past MAX_UNREAD the count says "or more" anyway: older ids need not be kept.
+    entry.live = [...entry.live, message.id].slice(-MAX_UNREAD);
   }
   render();
 }
