@@ -1,8 +1,19 @@
 // The chat page: your rooms in a sidebar (rooms.js), the latest page of the
-// open room, older pages on demand, and every change live through one event
-// stream. It uses only the public API (api.js).
+// open room (message-list.js), older pages on demand, and every change live
+// through one event stream. It uses only the public API (api.js).
 import { api, eventsUrl } from './api.js';
 import { signIn, signedInName } from './auth.js';
+import {
+  applyChange,
+  clearMessages,
+  initMessageList,
+  newestVisibleId,
+  oldestId,
+  showOlder,
+  showPage,
+  scrollToEnd,
+  upsert,
+} from './message-list.js';
 import {
   createRoom,
   initRooms,
@@ -54,20 +65,15 @@ const ui = {
   newPrivate: $('new-private'),
   error: $('error'),
   older: $('older'),
-  list: $('messages'),
+  messages: $('messages'),
   compose: $('compose'),
   content: $('content'),
-  template: $('message-template'),
 };
 
 const state = {
   name: '',
   /** The open room ('' for none). */
   room: '',
-  /** id -> message, for every message shown. */
-  messages: new Map(),
-  /** True while older pages may exist (the oldest shown is not the room's first). */
-  moreOlder: false,
   /** True while the open room's page is being read; its changes wait in `pending`. */
   loading: false,
   pending: [],
@@ -99,79 +105,7 @@ function showError(error) {
   ui.error.hidden = !error;
 }
 
-// --- rendering -------------------------------------------------------------
-
-function formatTime(iso) {
-  return new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-}
-
-function renderInto(li, message) {
-  li.dataset.id = message.id;
-  li.dataset.version = String(message.version);
-  li.querySelector('.author').textContent = message.author;
-  const time = li.querySelector('.time');
-  time.dateTime = message.createdAt;
-  time.textContent = formatTime(message.createdAt);
-  time.title = message.createdAt;
-  li.querySelector('.edited').hidden = message.version === 1;
-  li.querySelector('.content').textContent = message.content;
-  const own = message.author === state.name;
-  li.classList.toggle('own', own);
-  li.querySelector('.actions').hidden = !own;
-}
-
-function itemFor(id) {
-  return ui.list.querySelector(`li[data-id="${CSS.escape(id)}"]`);
-}
-
-function nearBottom() {
-  const el = ui.list;
-  return el.scrollHeight - el.scrollTop - el.clientHeight < 80;
-}
-
-/** Shows a message, or a newer version of one already shown; ids sort in creation order. */
-function upsert(message) {
-  const known = state.messages.get(message.id);
-  if (known !== undefined && known.version >= message.version) return;
-  state.messages.set(message.id, message);
-  let li = itemFor(message.id);
-  if (li === null) {
-    const follow = nearBottom();
-    li = ui.template.content.firstElementChild.cloneNode(true);
-    let next = null;
-    for (let at = ui.list.lastElementChild; at !== null; at = at.previousElementSibling) {
-      if (at.dataset.id < message.id) break;
-      next = at;
-    }
-    ui.list.insertBefore(li, next);
-    if (follow && next === null) ui.list.scrollTop = ui.list.scrollHeight;
-  } else if (li.querySelector('form.edit-form') !== null) {
-    // Being edited here: keep the form, refresh what it is based on.
-    li.dataset.version = String(message.version);
-    return;
-  }
-  renderInto(li, message);
-}
-
-function remove(id) {
-  state.messages.delete(id);
-  itemFor(id)?.remove();
-}
-
-function oldestId() {
-  return ui.list.firstElementChild?.dataset.id;
-}
-
 // --- live changes ----------------------------------------------------------
-
-function apply(kind, message) {
-  if (kind === 'message.deleted') return remove(message.id);
-  if (kind === 'message.updated' && !state.messages.has(message.id)) return;
-  // A message older than the oldest page shown belongs to a page not loaded yet.
-  const oldest = oldestId();
-  if (state.moreOlder && oldest !== undefined && message.id < oldest) return;
-  upsert(message);
-}
 
 /** One change of the stream: to the sidebar, and to the open room's messages. */
 function dispatch(kind, data, seq) {
@@ -187,7 +121,7 @@ function dispatch(kind, data, seq) {
   if (!kind.startsWith('message.') || data.room !== state.room) return;
   if (state.loading) state.pending.push({ kind, data, seq });
   else if (seq > state.shownSeq) {
-    apply(kind, data);
+    applyChange(kind, data);
     readShown();
   }
 }
@@ -243,15 +177,6 @@ function connect() {
 
 // --- reading position ------------------------------------------------------
 
-/** The newest message you can see now: the last one whose top is inside the list's view. */
-function newestVisibleId() {
-  const bottom = ui.list.getBoundingClientRect().bottom;
-  for (let li = ui.list.lastElementChild; li !== null; li = li.previousElementSibling) {
-    if (li.getBoundingClientRect().top < bottom) return li.dataset.id;
-  }
-  return undefined;
-}
-
 /** Moves your read marker to what the open room shows you (only while the tab is seen). */
 function readShown() {
   if (state.room === '' || state.loading || document.visibilityState !== 'visible') return;
@@ -279,16 +204,14 @@ async function load() {
   try {
     const { headers, body } = await api('GET', `/api/messages?${pageQuery({})}`);
     if (generation !== state.generation) return;
-    state.messages.clear();
-    ui.list.replaceChildren();
-    state.moreOlder = headers.get('link') !== null;
-    ui.older.hidden = !state.moreOlder;
-    for (const message of body) upsert(message);
+    showPage(body, headers.get('link') !== null);
     state.shownSeq = Number(headers.get('event-seq') ?? 0);
     state.loading = false;
-    for (const { kind, data, seq } of state.pending) if (seq > state.shownSeq) apply(kind, data);
+    for (const { kind, data, seq } of state.pending) {
+      if (seq > state.shownSeq) applyChange(kind, data);
+    }
     state.pending = [];
-    ui.list.scrollTop = ui.list.scrollHeight;
+    scrollToEnd();
     showError(null);
     if (state.source === null && state.retryTimer === null) {
       state.lastEventId = headers.get('event-seq');
@@ -308,15 +231,13 @@ async function load() {
 async function loadOlder() {
   const before = oldestId();
   if (before === undefined) return;
+  const generation = state.generation;
   ui.older.disabled = true;
   try {
     const { headers, body } = await api('GET', `/api/messages?${pageQuery({ before })}`);
-    const list = ui.list;
-    const fromBottom = list.scrollHeight - list.scrollTop;
-    for (const message of body) upsert(message);
-    list.scrollTop = list.scrollHeight - fromBottom;
-    state.moreOlder = headers.get('link') !== null;
-    ui.older.hidden = !state.moreOlder;
+    // Another room (or a fresh read of this one) is shown by now.
+    if (generation !== state.generation) return;
+    showOlder(body, headers.get('link') !== null);
   } catch (error) {
     showError(error);
   } finally {
@@ -337,88 +258,23 @@ async function send(event) {
   if (content.trim() === '') return;
   const button = ui.compose.querySelector('button');
   button.disabled = true;
+  const room = state.room;
   try {
     const { body } = await api('POST', '/api/messages', {
-      body: { author: state.name, room: state.room, content },
+      body: { author: state.name, room, content },
       headers: { 'idempotency-key': idempotencyKey() },
     });
     ui.content.value = '';
     showError(null);
+    if (room !== state.room) return;
     upsert(body);
-    ui.list.scrollTop = ui.list.scrollHeight;
+    scrollToEnd();
     readShown();
   } catch (error) {
     showError(error);
   } finally {
     button.disabled = false;
     ui.content.focus();
-  }
-}
-
-function startEdit(li) {
-  const message = state.messages.get(li.dataset.id);
-  if (message === undefined || li.querySelector('form.edit-form') !== null) return;
-  const form = document.createElement('form');
-  form.className = 'edit-form';
-  const label = document.createElement('label');
-  label.className = 'visually-hidden';
-  label.textContent = 'Edit message';
-  const field = document.createElement('textarea');
-  field.id = `edit-${message.id}`;
-  label.htmlFor = field.id;
-  field.value = message.content;
-  field.required = true;
-  field.maxLength = 4000;
-  const save = document.createElement('button');
-  save.type = 'submit';
-  save.textContent = 'Save';
-  const cancel = document.createElement('button');
-  cancel.type = 'button';
-  cancel.textContent = 'Cancel';
-  form.append(label, field, save, cancel);
-  const content = li.querySelector('.content');
-  content.hidden = true;
-  li.querySelector('.actions').hidden = true;
-  li.insertBefore(form, content);
-  field.focus();
-
-  const finish = () => {
-    form.remove();
-    content.hidden = false;
-    renderInto(li, state.messages.get(message.id) ?? message);
-  };
-  cancel.addEventListener('click', finish);
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    try {
-      const { body } = await api('PUT', `/api/messages/${encodeURIComponent(message.id)}`, {
-        body: { content: field.value },
-        // The version the edit started from: a change made meanwhile is a 412, never overwritten.
-        headers: { 'if-match': `"${message.version}"` },
-      });
-      state.messages.set(body.id, body);
-      showError(null);
-      finish();
-    } catch (error) {
-      showError(
-        error.status === 412 ? new Error('The message changed meanwhile; try again.') : error,
-      );
-      if (error.status === 404) {
-        form.remove();
-        remove(message.id);
-      }
-    }
-  });
-}
-
-async function deleteMessage(li) {
-  try {
-    await api('DELETE', `/api/messages/${encodeURIComponent(li.dataset.id)}`);
-    remove(li.dataset.id);
-    showError(null);
-  } catch (error) {
-    if (error.status === 404) remove(li.dataset.id);
-    else showError(error);
   }
 }
 
@@ -470,8 +326,7 @@ function closeRoom(note = '') {
   state.room = '';
   state.loading = false;
   state.pending = [];
-  state.messages.clear();
-  ui.list.replaceChildren();
+  clearMessages();
   setOpen('');
   ui.roomView.hidden = true;
   ui.noRoom.hidden = false;
@@ -549,6 +404,7 @@ async function enter(event) {
   if (state.room === '' && state.source === null) connect();
 }
 
+initMessageList({ me: () => state.name, onError: showError });
 initRooms({
   onSelect: (name) => void openRoom(name),
   onError: showError,
@@ -569,15 +425,8 @@ ui.content.addEventListener('keydown', (event) => {
   }
 });
 ui.older.addEventListener('click', () => void loadOlder());
-ui.list.addEventListener('click', (event) => {
-  const button = event.target.closest('button');
-  const li = button?.closest('li.message');
-  if (!li) return;
-  if (button.classList.contains('edit')) startEdit(li);
-  else if (button.classList.contains('delete')) void deleteMessage(li);
-});
 // Reading is scrolling down, or coming back to the tab.
-ui.list.addEventListener('scroll', readShown, { passive: true });
+ui.messages.addEventListener('scroll', readShown, { passive: true });
 document.addEventListener('visibilitychange', readShown);
 
 ui.name.value = signedInName() ?? localStorage.getItem('chat.name') ?? '';
