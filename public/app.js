@@ -296,6 +296,7 @@ function showRoomHead() {
 
 /** Shows a room (joining it first when it is not yours yet). */
 async function openRoom(name) {
+  if (name === state.room) return;
   try {
     if (roomEntry(name) === undefined) await joinRoom(name);
   } catch (error) {
@@ -398,7 +399,7 @@ async function enter(event) {
     closeStream();
     state.lastEventId = null;
   }
-  if (state.room !== room) closeRoom();
+  closeRoom();
   await openRoom(room);
   // No room could be opened (its first page starts the stream otherwise): the sidebar still goes live.
   if (state.room === '' && state.source === null) connect();
