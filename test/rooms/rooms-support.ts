@@ -107,6 +107,12 @@ export const markerPath = (name: string, subject: string) =>
   `${roomPath(name)}/read-markers/${encodeURIComponent(subject)}`;
 export const userRoomsPath = (subject: string) => `/api/users/${encodeURIComponent(subject)}/rooms`;
 
+/** The app's base URL on a real socket, listening on first use. */
+export async function baseUrl(app: ContractApp): Promise<string> {
+  if (app.t.url === '') await app.t.listen();
+  return app.t.url;
+}
+
 /** The strong ETag of a version. */
 export const etag = (version: number) => `"${version}"`;
 
