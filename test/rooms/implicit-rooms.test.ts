@@ -159,9 +159,12 @@ for (const auth of [false, true]) {
         const seq = await latestSeq(ada);
         const name = uniqueRoom();
         const message = await ada.post(name, 'first');
-        const stream = await connectSse(`${await baseUrl(shared())}/api/events?room=${name}&since=${seq}`, {
-          headers: ada.auth,
-        });
+        const stream = await connectSse(
+          `${await baseUrl(shared())}/api/events?room=${name}&since=${seq}`,
+          {
+            headers: ada.auth,
+          },
+        );
         try {
           assert.equal(stream.status, 200);
           await stream.waitFor((c) => c.events.length >= 3, 'three events');

@@ -92,7 +92,11 @@ eachEngine(
         [{ role: null }, '#/role'],
         [{ colour: 'red' }, '#/colour'],
       ] as const) {
-        const problem = assertProblem(await ada.put(memberPath(name, 'bob'), body), 400, 'validation');
+        const problem = assertProblem(
+          await ada.put(memberPath(name, 'bob'), body),
+          400,
+          'validation',
+        );
         assert.equal(onlyError(problem).pointer, pointer);
       }
     });

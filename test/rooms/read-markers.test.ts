@@ -103,7 +103,11 @@ for (const auth of [true, false]) {
         assert.equal(back.json<ReadMarker>().unread, 1);
         assert.equal(back.json<ReadMarker>().version, set.version + 1);
         assert.equal(back.headers.etag, etag(set.version + 1));
-        const star = await bob.put(markerPath(name, 'bob'), { lastRead: m2.id }, { 'if-match': '*' });
+        const star = await bob.put(
+          markerPath(name, 'bob'),
+          { lastRead: m2.id },
+          { 'if-match': '*' },
+        );
         assert.equal(star.statusCode, 200, star.body);
         assert.equal(star.json<ReadMarker>().lastRead, m2.id);
       });
@@ -153,7 +157,11 @@ for (const auth of [true, false]) {
         const name = uniqueRoom();
         const first = await bob.post(name, 'bob first');
         for (let i = 0; i < 3; i++) await bob.post(name, `bob ${i}`);
-        assert.equal((await bob.setMarker(name, first.id)).unread, 0, 'own messages are not unread');
+        assert.equal(
+          (await bob.setMarker(name, first.id)).unread,
+          0,
+          'own messages are not unread',
+        );
         for (let i = 0; i < 99; i++) await ada.post(name, `ada ${i}`);
         assert.equal((await bob.marker(name)).unread, 99);
         await ada.post(name, 'the hundredth');
@@ -225,11 +233,18 @@ for (const auth of [true, false]) {
           ['room', 'elsewhere'],
           ['subject', 'carol'],
         ] as const) {
-          const response = await bob.put(markerPath(name, 'bob'), { lastRead: m1.id, [field]: value });
+          const response = await bob.put(markerPath(name, 'bob'), {
+            lastRead: m1.id,
+            [field]: value,
+          });
           assert.equal(onlyError(assertProblem(response, 400)).pointer, `#/${field}`);
         }
         const read = await bob.marker(name);
-        const ignored = await bob.put(markerPath(name, 'bob'), { ...read, lastRead: m1.id, unread: 42 });
+        const ignored = await bob.put(markerPath(name, 'bob'), {
+          ...read,
+          lastRead: m1.id,
+          unread: 42,
+        });
         assert.equal(ignored.statusCode, 200, ignored.body);
         assert.equal(ignored.json<ReadMarker>().unread, 1);
         assert.equal(ignored.json<ReadMarker>().version, 1);

@@ -12,7 +12,7 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import type { Message } from '../../src/domain/message.ts';
-import type { Membership, ReadMarker, Room } from '../../src/domain/room.ts';
+import type { Membership, ReadMarker } from '../../src/domain/room.ts';
 import { AUTH } from '../auth/tokens.ts';
 import { assertStrictlyIncreasing } from '../events/event-helpers.ts';
 import { connectSse, type SseClient } from '../events/sse-client.ts';
@@ -40,7 +40,12 @@ const HEARTBEAT_MS = 100;
 
 /** A marker as read-marker.updated carries it. */
 function withoutUnread(marker: ReadMarker): Omit<ReadMarker, 'unread'> {
-  return { room: marker.room, subject: marker.subject, lastRead: marker.lastRead, version: marker.version };
+  return {
+    room: marker.room,
+    subject: marker.subject,
+    lastRead: marker.lastRead,
+    version: marker.version,
+  };
 }
 
 function streams(app: () => ContractApp) {
@@ -128,7 +133,11 @@ eachEngine(
       assert.deepEqual(got[3]!.data, promoted);
       assert.deepEqual(got[4]!.data, message);
       assert.deepEqual(got[5]!.data, withoutUnread(marker), 'the marker without unread');
-      assert.deepEqual(got[7]!.data, { ...promoted, removedBy: null }, 'removedBy null with auth off');
+      assert.deepEqual(
+        got[7]!.data,
+        { ...promoted, removedBy: null },
+        'removedBy null with auth off',
+      );
       assert.deepEqual(got[8]!.data, last);
     });
 
@@ -164,10 +173,7 @@ eachEngine(
       assert.equal(first!.event, 'room.created');
       assert.deepEqual(first!.data, room);
       assert.equal(second!.event, 'member.added');
-      assert.deepEqual(
-        second!.data,
-        await ada.read<Membership>(memberPath(name, 'ada')),
-      );
+      assert.deepEqual(second!.data, await ada.read<Membership>(memberPath(name, 'ada')));
     });
 
     it('member.removed names who removed it: the subject itself when it left', async () => {
@@ -264,7 +270,8 @@ eachEngine(
       // Making it public again is not news to those who cannot read it yet... but then they can.
       const reopened = await ada.putRoom(name, { visibility: 'public' });
       await stream.waitFor(
-        (c) => changes(c).some((e) => e.event === 'room.updated' && e.data.version === reopened.version),
+        (c) =>
+          changes(c).some((e) => e.event === 'room.updated' && e.data.version === reopened.version),
         'the room opened again',
       );
     });
@@ -295,7 +302,9 @@ eachEngine(
       const lastOfBob = changes(bobs).at(-1);
       assert.equal(lastOfBob?.event, 'member.removed');
       assert.equal(lastOfBob?.data.subject, 'bob');
-      assert.ok(changes(bobs).some((e) => e.data.id === closed.name || e.data.name === closed.name));
+      assert.ok(
+        changes(bobs).some((e) => e.data.id === closed.name || e.data.name === closed.name),
+      );
       const bobAgain = await open(bob, `/api/events?room=${name}`);
       assert.equal(bobAgain.status, 403);
       assert.match(await bobAgain.body(), /403/);

@@ -281,7 +281,11 @@ eachEngine('rooms: create, read, update (auth off)', (engine, shared) => {
   it('names: 1-64 of A-Z a-z 0-9 _ . -, case-sensitive', async () => {
     const caller = await anyone();
     const suffix = uniqueRoom().slice(2);
-    for (const name of [`A.b-c_${suffix}`, `a.b-c_${suffix}`, 'x'.repeat(62) + suffix.slice(0, 2)]) {
+    for (const name of [
+      `A.b-c_${suffix}`,
+      `a.b-c_${suffix}`,
+      'x'.repeat(62) + suffix.slice(0, 2),
+    ]) {
       const response = await caller.put(roomPath(name), { topic: name });
       assert.equal(response.statusCode, 201, `${name}: ${response.body}`);
     }

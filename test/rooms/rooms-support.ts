@@ -21,7 +21,12 @@ export class Caller {
     readonly auth: Headers,
   ) {}
 
-  request(method: string, url: string, payload?: unknown, headers: Headers = {}): Promise<Response> {
+  request(
+    method: string,
+    url: string,
+    payload?: unknown,
+    headers: Headers = {},
+  ): Promise<Response> {
     return this.app.inject({
       method: method as 'GET',
       url,
@@ -43,7 +48,11 @@ export class Caller {
   }
 
   /** POST /api/messages as this subject, asserting 201. */
-  async post(room: string, content = 'hello', extra: Record<string, unknown> = {}): Promise<Message> {
+  async post(
+    room: string,
+    content = 'hello',
+    extra: Record<string, unknown> = {},
+  ): Promise<Message> {
     const response = await this.request('POST', '/api/messages', {
       author: this.sub,
       content,
@@ -62,7 +71,11 @@ export class Caller {
   }
 
   /** PUT /api/rooms/{name}/members/{subject}, asserting 201 or 200. */
-  async putMember(name: string, subject: string, body: Record<string, unknown> = {}): Promise<Membership> {
+  async putMember(
+    name: string,
+    subject: string,
+    body: Record<string, unknown> = {},
+  ): Promise<Membership> {
     const response = await this.put(memberPath(name, subject), body);
     assert.ok([200, 201].includes(response.statusCode), response.body);
     return response.json<Membership>();
