@@ -26,5 +26,38 @@ export async function assertUpgradedMessages(store: Store, messages: readonly Me
   assert.deepEqual(await store.messages.getText(sample.id), {
     json: messageJson(sample),
     version: sample.version,
+    room: sample.room,
   });
+  await assertUpgradedRooms(store, messages);
+}
+
+/**
+ * The rooms of the messages held, and `general`, are public rooms with no
+ * owner and no members, each created when its oldest message was.
+ */
+async function assertUpgradedRooms(store: Store, messages: readonly Message[]) {
+  const oldest = new Map<string, string>();
+  for (const m of messages) {
+    const seen = oldest.get(m.room);
+    if (seen === undefined || m.createdAt < seen) oldest.set(m.room, m.createdAt);
+  }
+  const names = [...new Set([...oldest.keys(), 'general'])].sort();
+  const page = await store.rooms.list({ limit: 100 });
+  assert.deepEqual(
+    page.items.map((r) => r.name),
+    names,
+  );
+  for (const room of page.items) {
+    assert.equal(room.visibility, 'public');
+    assert.equal(room.topic, '');
+    assert.equal(room.createdBy, null);
+    assert.equal(room.version, 1);
+    assert.equal(room.updatedAt, room.createdAt);
+    if (oldest.has(room.name)) assert.equal(room.createdAt, oldest.get(room.name));
+    else assert.match(room.createdAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    assert.deepEqual((await store.members.list(room.name, { limit: 10 })).items, []);
+  }
+  const access = await store.rooms.accessSnapshot();
+  assert.deepEqual(access.privateRooms, []);
+  assert.deepEqual(access.memberships, []);
 }

@@ -1,10 +1,11 @@
 /** The change log on SQLite: one table, numbered by AUTOINCREMENT, read only as far as it is durable. */
 import type { Statement } from 'better-sqlite3';
-import type { Change, ChangeKind } from '../../domain/change.ts';
+import type { Change, ChangeKind, NewChange } from '../../domain/change.ts';
 import type { ChangeLog, ChangeLogBounds } from '../../domain/change-log.ts';
-import type { Message } from '../../domain/message.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteSession } from './sqlite-store.ts';
+
+type ChangeRow = [number, ChangeKind, string, string, string | null, number];
 
 export class SqliteChangeLog implements ChangeLog {
   readonly #session: SqliteSession;
@@ -26,11 +27,13 @@ export class SqliteChangeLog implements ChangeLog {
     this.#session = session;
     const db = session.db;
     this.#append = db.prepare(
-      'INSERT INTO changes (kind, room, message, created_at) VALUES (?, ?, ?, ?)',
+      'INSERT INTO changes (kind, room, data, subject, made_private, created_at) VALUES (?, ?, ?, ?, ?, ?)',
     );
-    this.#since = db.prepare(
-      'SELECT seq, kind, message FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?',
-    );
+    this.#since = db
+      .prepare(
+        'SELECT seq, kind, room, data, subject, made_private FROM changes WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?',
+      )
+      .raw();
     this.#latest = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'changes'").pluck();
     this.#bounds = db.prepare(
       `SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0) AS latest,
@@ -48,9 +51,21 @@ export class SqliteChangeLog implements ChangeLog {
     );
   }
 
-  /** Appends a change; called inside a write, so it commits with it. */
+  /** Appends a message's change (data: its JSON text); called inside a write, so it commits with it. */
   append(kind: ChangeKind, room: string, json: string): void {
-    this.#append.run(kind, room, json, new Date().toISOString());
+    this.#append.run(kind, room, json, null, 0, new Date().toISOString());
+  }
+
+  /** Appends any change; called inside a write, so it commits with it. */
+  add(change: NewChange): void {
+    this.#append.run(
+      change.kind,
+      change.room,
+      change.data,
+      change.subject,
+      change.madePrivate ? 1 : 0,
+      new Date().toISOString(),
+    );
   }
 
   /** The newest change committed so far, durable or not. */
@@ -88,15 +103,14 @@ export class SqliteChangeLog implements ChangeLog {
   async since(after: number, limit: number): Promise<Change[]> {
     try {
       this.#session.snapshot();
-      const rows = this.#since.all(after, this.#durableSeq, limit) as {
-        seq: number;
-        kind: ChangeKind;
-        message: string;
-      }[];
+      const rows = this.#since.all(after, this.#durableSeq, limit) as ChangeRow[];
       return rows.map((row) => ({
-        seq: row.seq,
-        kind: row.kind,
-        message: JSON.parse(row.message) as Message,
+        seq: row[0],
+        kind: row[1],
+        room: row[2],
+        data: row[3],
+        subject: row[4],
+        madePrivate: row[5] === 1,
       }));
     } catch (error) {
       throw toStoreError(error);

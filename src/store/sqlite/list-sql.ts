@@ -21,6 +21,10 @@ function condition(c: ListCondition): string {
       return 'id < ?';
     case 'ids':
       return 'id IN (SELECT value FROM json_each(?))';
+    case 'readable':
+      // A private room's messages only for its members: one room lookup per row (rooms are few).
+      return `NOT EXISTS (SELECT 1 FROM rooms r WHERE r.name = messages.room AND r.visibility = 'private'
+        AND NOT EXISTS (SELECT 1 FROM memberships m WHERE m.room = r.name AND m.subject = ?))`;
   }
 }
 

@@ -15,6 +15,7 @@ import { createdMessage, updateOutcome } from '../../domain/message-writes.ts';
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteIdempotency } from './idempotency.ts';
+import type { SqliteRooms } from './rooms.ts';
 import { listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
 import type { SqliteSession } from './sqlite-store.ts';
 
@@ -29,6 +30,7 @@ export class SqliteMessages implements MessageStore {
   readonly #session: SqliteSession;
   readonly #changes: SqliteChangeLog;
   readonly #idempotency: SqliteIdempotency;
+  readonly #rooms: SqliteRooms;
   readonly #get: Statement;
   readonly #getText: Statement;
   readonly #insert: Statement;
@@ -37,13 +39,19 @@ export class SqliteMessages implements MessageStore {
   /** One prepared statement per list shape. */
   readonly #lists = new Map<ListFilter, Statement>();
 
-  constructor(session: SqliteSession, changes: SqliteChangeLog, idempotency: SqliteIdempotency) {
+  constructor(
+    session: SqliteSession,
+    changes: SqliteChangeLog,
+    idempotency: SqliteIdempotency,
+    rooms: SqliteRooms,
+  ) {
     this.#session = session;
+    this.#rooms = rooms;
     this.#changes = changes;
     this.#idempotency = idempotency;
     const db = session.db;
     this.#get = db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ?`).raw();
-    this.#getText = db.prepare('SELECT body, version FROM messages WHERE id = ?').raw();
+    this.#getText = db.prepare('SELECT body, version, room FROM messages WHERE id = ?').raw();
     this.#insert = db.prepare(
       'INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     );
@@ -57,6 +65,7 @@ export class SqliteMessages implements MessageStore {
     const stored = createdMessage(message);
     return this.#session.write(() => {
       const json = messageJson(stored);
+      this.#rooms.ensureForMessage(stored.room, stored.author, stored.createdAt);
       this.#insert.run(
         stored.id,
         stored.room,
@@ -89,8 +98,8 @@ export class SqliteMessages implements MessageStore {
   async getText(id: string): Promise<MessageText | undefined> {
     try {
       this.#session.snapshot();
-      const row = this.#getText.get(id) as [string, number] | undefined;
-      return row === undefined ? undefined : { json: row[0], version: row[1] };
+      const row = this.#getText.get(id) as [string, number, string] | undefined;
+      return row === undefined ? undefined : { json: row[0], version: row[1], room: row[2] };
     } catch (error) {
       throw toStoreError(error);
     }

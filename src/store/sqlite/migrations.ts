@@ -111,4 +111,48 @@ export const sqliteMigrations: readonly Migration[] = [
         'content', content, 'createdAt', created_at, 'updatedAt', updated_at, 'version', version);
     `,
   },
+  {
+    version: 4,
+    name: 'rooms, memberships, read markers; changes of every kind',
+    // Every room that holds messages, and `general`, becomes a public room with no owner,
+    // created when its oldest message was. BINARY collation is UTF-8 byte order: code point
+    // order, as on PostgreSQL's "C". A change's data is the event's JSON text, whatever its kind.
+    sql: `
+      CREATE TABLE rooms (
+        name       TEXT PRIMARY KEY,
+        visibility TEXT NOT NULL CHECK (visibility IN ('public', 'private')),
+        topic      TEXT NOT NULL,
+        created_by TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        version    INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      INSERT INTO rooms (name, visibility, topic, created_by, created_at, updated_at, version)
+        SELECT room, 'public', '', NULL, MIN(created_at), MIN(created_at), 1 FROM messages GROUP BY room;
+      INSERT OR IGNORE INTO rooms (name, visibility, topic, created_by, created_at, updated_at, version)
+        VALUES ('general', 'public', '', NULL, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
+                strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 1);
+
+      CREATE TABLE memberships (
+        room      TEXT NOT NULL,
+        subject   TEXT NOT NULL,
+        role      TEXT NOT NULL CHECK (role IN ('member', 'owner')),
+        joined_at TEXT NOT NULL,
+        PRIMARY KEY (room, subject)
+      ) WITHOUT ROWID;
+      CREATE INDEX memberships_subject_room ON memberships (subject, room);
+
+      CREATE TABLE read_markers (
+        room      TEXT NOT NULL,
+        subject   TEXT NOT NULL,
+        last_read TEXT,
+        version   INTEGER NOT NULL,
+        PRIMARY KEY (room, subject)
+      ) WITHOUT ROWID;
+
+      ALTER TABLE changes RENAME COLUMN message TO data;
+      ALTER TABLE changes ADD COLUMN subject TEXT;
+      ALTER TABLE changes ADD COLUMN made_private INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];

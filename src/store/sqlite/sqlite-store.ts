@@ -1,7 +1,8 @@
 /**
  * The SQLite store: one file, one process, WAL, group commit. This object
  * owns the connection and ties the concerns together (messages.ts,
- * changes.ts, idempotency.ts); they share it through a SqliteSession.
+ * changes.ts, idempotency.ts, rooms.ts, members.ts, read-markers.ts); they
+ * share it through a SqliteSession.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -10,12 +11,16 @@ import type { SqliteSynchronous } from '../../config.ts';
 import type { ChangeLog } from '../../domain/change-log.ts';
 import type { IdempotencyStore } from '../../domain/idempotency-store.ts';
 import type { MessageStore } from '../../domain/message-store.ts';
+import type { MemberStore, ReadMarkerStore, RoomStore } from '../../domain/room-store.ts';
 import type { Store } from '../../domain/store.ts';
 import { notMigrated } from '../../domain/store-errors.ts';
 import { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import { SqliteIdempotency } from './idempotency.ts';
+import { SqliteMembers } from './members.ts';
 import { SqliteMessages } from './messages.ts';
+import { SqliteReadMarkers } from './read-markers.ts';
+import { SqliteRooms } from './rooms.ts';
 import { runMigrations } from '../../domain/migration-runner.ts';
 import { sqliteMigrations, sqliteMigrationTarget } from './migrations.ts';
 import { WalSync } from './wal-sync.ts';
@@ -46,6 +51,9 @@ interface Concerns {
   readonly messages: SqliteMessages;
   readonly changes: SqliteChangeLog;
   readonly idempotency: SqliteIdempotency;
+  readonly rooms: SqliteRooms;
+  readonly members: SqliteMembers;
+  readonly readMarkers: SqliteReadMarkers;
 }
 
 export class SqliteStore implements Store {
@@ -104,6 +112,18 @@ export class SqliteStore implements Store {
 
   get idempotency(): IdempotencyStore {
     return this.#ready().idempotency;
+  }
+
+  get rooms(): RoomStore {
+    return this.#ready().rooms;
+  }
+
+  get members(): MemberStore {
+    return this.#ready().members;
+  }
+
+  get readMarkers(): ReadMarkerStore {
+    return this.#ready().readMarkers;
   }
 
   async migrate(): Promise<void> {
@@ -174,5 +194,14 @@ export class SqliteStore implements Store {
 function concernsOf(session: SqliteSession): Concerns {
   const changes = new SqliteChangeLog(session);
   const idempotency = new SqliteIdempotency(session);
-  return { messages: new SqliteMessages(session, changes, idempotency), changes, idempotency };
+  const rooms = new SqliteRooms(session, changes);
+  const readMarkers = new SqliteReadMarkers(session, changes);
+  return {
+    messages: new SqliteMessages(session, changes, idempotency, rooms),
+    changes,
+    idempotency,
+    rooms,
+    members: new SqliteMembers(session, changes, rooms, readMarkers),
+    readMarkers,
+  };
 }

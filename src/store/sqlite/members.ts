@@ -1,0 +1,193 @@
+/** Memberships on SQLite, and a subject's room list; every write through the group commit with its change. */
+import type { Statement } from 'better-sqlite3';
+import { memberAdded, memberRemoved, memberUpdated } from '../../domain/room-changes.ts';
+import { MAX_UNREAD, type Membership, type Role, type UserRoom } from '../../domain/room.ts';
+import type {
+  MemberStore,
+  MembershipFacts,
+  MembershipWriteOutcome,
+  ObjectPage,
+} from '../../domain/room-store.ts';
+import type { SqliteChangeLog } from './changes.ts';
+import { toStoreError } from './errors.ts';
+import type { SqliteReadMarkers } from './read-markers.ts';
+import { ROOM_COLUMNS, roomOf, type RoomRow } from './rooms.ts';
+import type { SqliteRooms } from './rooms.ts';
+import type { SqliteSession } from './sqlite-store.ts';
+
+type MembershipRow = [string, string, Role, string];
+
+function membershipOf(row: MembershipRow): Membership {
+  return { room: row[0], subject: row[1], role: row[2], joinedAt: row[3] };
+}
+
+/**
+ * A subject's rooms: the newest message of each found on the (room, id) index
+ * (one step per room), then ordered by activity. Parameters: @subject, @limit.
+ */
+const ROOMS_OF_SQL = `
+  WITH mine AS (
+    SELECT m.room, m.role,
+           (SELECT id FROM messages WHERE room = m.room ORDER BY id DESC LIMIT 1) AS last_id
+    FROM memberships m WHERE m.subject = @subject
+  )
+  SELECT ${ROOM_COLUMNS.split(', ')
+    .map((c) => `r.${c}`)
+    .join(', ')},
+         mine.role, lm.id, lm.author, lm.created_at, k.last_read,
+         (SELECT count(*) FROM (SELECT 1 FROM messages u
+            WHERE u.room = r.name AND u.id > coalesce(k.last_read, '') AND u.author <> @subject
+            LIMIT ${MAX_UNREAD})) AS unread
+  FROM mine
+  JOIN rooms r ON r.name = mine.room
+  LEFT JOIN messages lm ON lm.id = mine.last_id
+  LEFT JOIN read_markers k ON k.room = mine.room AND k.subject = @subject
+  ORDER BY max(coalesce(lm.created_at, ''), r.created_at) DESC, r.name
+  LIMIT @limit`;
+
+type UserRoomRow = [
+  ...RoomRow,
+  Role,
+  string | null,
+  string | null,
+  string | null,
+  string | null,
+  number,
+];
+
+export class SqliteMembers implements MemberStore {
+  readonly #session: SqliteSession;
+  readonly #changes: SqliteChangeLog;
+  readonly #rooms: SqliteRooms;
+  readonly #markers: SqliteReadMarkers;
+  readonly #get: Statement;
+  readonly #insert: Statement;
+  readonly #setRole: Statement;
+  readonly #delete: Statement;
+  readonly #list: Statement;
+  readonly #listAfter: Statement;
+  readonly #roomsOf: Statement;
+
+  constructor(
+    session: SqliteSession,
+    changes: SqliteChangeLog,
+    rooms: SqliteRooms,
+    markers: SqliteReadMarkers,
+  ) {
+    this.#session = session;
+    this.#changes = changes;
+    this.#rooms = rooms;
+    this.#markers = markers;
+    const db = session.db;
+    const columns = 'room, subject, role, joined_at';
+    this.#get = db
+      .prepare(`SELECT ${columns} FROM memberships WHERE room = ? AND subject = ?`)
+      .raw();
+    this.#insert = db.prepare(
+      'INSERT INTO memberships (room, subject, role, joined_at) VALUES (?, ?, ?, ?)',
+    );
+    this.#setRole = db.prepare('UPDATE memberships SET role = ? WHERE room = ? AND subject = ?');
+    this.#delete = db.prepare('DELETE FROM memberships WHERE room = ? AND subject = ?');
+    this.#list = db
+      .prepare(`SELECT ${columns} FROM memberships WHERE room = ? ORDER BY subject LIMIT ?`)
+      .raw();
+    this.#listAfter = db
+      .prepare(
+        `SELECT ${columns} FROM memberships WHERE room = ? AND subject > ? ORDER BY subject LIMIT ?`,
+      )
+      .raw();
+    this.#roomsOf = db.prepare(ROOMS_OF_SQL).raw();
+  }
+
+  async get(room: string, subject: string): Promise<Membership | undefined> {
+    try {
+      this.#session.snapshot();
+      return this.#read(room, subject);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  put(
+    room: string,
+    subject: string,
+    actor: string | null,
+    now: string,
+    decide: (facts: MembershipFacts) => Role,
+  ): Promise<MembershipWriteOutcome> {
+    return this.#session.write(() => {
+      const current = this.#read(room, subject);
+      const role = decide({ room: this.#rooms.readFacts(room, actor), current });
+      if (current === undefined) {
+        const membership: Membership = { room, subject, role, joinedAt: now };
+        this.#insert.run(room, subject, role, now);
+        this.#changes.add(memberAdded(membership));
+        this.#markers.startAtNewest(room, subject);
+        return { membership, created: true, changed: true };
+      }
+      if (current.role === role) return { membership: current, created: false, changed: false };
+      const membership: Membership = { ...current, role };
+      this.#setRole.run(role, room, subject);
+      this.#changes.add(memberUpdated(membership));
+      return { membership, created: false, changed: true };
+    });
+  }
+
+  remove(
+    room: string,
+    subject: string,
+    actor: string | null,
+    removedBy: string | null,
+    decide: (facts: MembershipFacts) => void,
+  ): Promise<Membership> {
+    return this.#session.write(() => {
+      const current = this.#read(room, subject);
+      decide({ room: this.#rooms.readFacts(room, actor), current });
+      if (current === undefined) throw new Error('decide let a missing membership be removed');
+      this.#delete.run(room, subject);
+      this.#changes.add(memberRemoved(current, removedBy));
+      return current;
+    });
+  }
+
+  async list(
+    room: string,
+    query: { readonly after?: string; readonly limit: number },
+  ): Promise<ObjectPage<Membership>> {
+    try {
+      this.#session.snapshot();
+      const latestSeq = this.#changes.readBounds().latest;
+      const rows = (
+        query.after === undefined
+          ? this.#list.all(room, query.limit + 1)
+          : this.#listAfter.all(room, query.after, query.limit + 1)
+      ) as MembershipRow[];
+      const more = rows.length > query.limit;
+      if (more) rows.length = query.limit;
+      return { items: rows.map(membershipOf), more, latestSeq };
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async roomsOf(subject: string, limit: number): Promise<UserRoom[]> {
+    try {
+      this.#session.snapshot();
+      const rows = this.#roomsOf.all({ subject, limit }) as UserRoomRow[];
+      return rows.map((row) => ({
+        ...roomOf(row.slice(0, 7) as RoomRow),
+        role: row[7],
+        lastMessage: row[8] === null ? null : { id: row[8], author: row[9]!, createdAt: row[10]! },
+        lastRead: row[11],
+        unread: row[12],
+      }));
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  #read(room: string, subject: string): Membership | undefined {
+    const row = this.#get.get(room, subject) as MembershipRow | undefined;
+    return row === undefined ? undefined : membershipOf(row);
+  }
+}
