@@ -84,7 +84,7 @@ eachEngine(
         ['joinedAt', '2001-01-01T00:00:00.000Z'],
       ] as const) {
         const response = await ada.put(memberPath(name, 'bob'), { ...membership, [field]: value });
-        const problem = assertProblem(response, 400, 'validation');
+        const problem = assertProblem(response, 400, 'fixed-field');
         assert.equal(onlyError(problem).pointer, `#/${field}`);
       }
       for (const [body, pointer] of [

@@ -140,7 +140,7 @@ eachEngine('rooms: create, read, update (auth off)', (engine, shared) => {
       const name = uniqueRoom();
       const room = await caller.putRoom(name);
       const response = await caller.put(roomPath(name), { ...room, topic: 'x', [field]: value });
-      const problem = assertProblem(response, 400, 'validation');
+      const problem = assertProblem(response, 400, 'fixed-field');
       assert.equal(onlyError(problem).pointer, `#/${field}`);
       assert.deepEqual(await caller.read(roomPath(name)), room, 'unchanged');
     });
@@ -150,7 +150,7 @@ eachEngine('rooms: create, read, update (auth off)', (engine, shared) => {
     const caller = await anyone();
     const name = uniqueRoom();
     const response = await caller.put(roomPath(name), { name: 'other' });
-    assert.equal(onlyError(assertProblem(response, 400, 'validation')).pointer, '#/name');
+    assert.equal(onlyError(assertProblem(response, 400, 'fixed-field')).pointer, '#/name');
     assertProblem(await caller.get(roomPath(name)), 404);
   });
 
