@@ -245,7 +245,7 @@ eachEngine(
     it('a malformed subject in the path is a 400', async () => {
       const ada = await as('ada');
       const name = await room();
-      for (const subject of ['%20', '%20%09', 'a%01b', 'x'.repeat(65), '%2E', '%2E%2E', '%C2%85']) {
+      for (const subject of ['%20', '%20%09', 'a%01b', 'x'.repeat(65), '%C2%85']) {
         for (const method of ['GET', 'PUT', 'DELETE'] as const) {
           const response = await ada.request(
             method,

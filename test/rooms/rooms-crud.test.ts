@@ -300,12 +300,37 @@ eachEngine('rooms: create, read, update (auth off)', (engine, shared) => {
       '/api/rooms/a%20b',
       '/api/rooms/caf%C3%A9',
       '/api/rooms/a%2Fb',
-      '/api/rooms/%2E',
-      '/api/rooms/%2E%2E',
       '/api/rooms/a%00',
     ]) {
       for (const method of ['GET', 'PUT'] as const) {
         const response = await caller.request(method, path, method === 'PUT' ? {} : undefined);
+        assertProblem(response, 400, 'validation');
+      }
+    }
+  });
+
+  it('. and .. percent-encoded as a name or a subject are a 400: they cannot be addressed', async () => {
+    const caller = await anyone();
+    const name = uniqueRoom();
+    await caller.putRoom(name);
+    for (const dots of ['%2E', '%2E%2E', '%2e%2e']) {
+      for (const [method, path] of [
+        ['GET', `/api/rooms/${dots}`],
+        ['PUT', `/api/rooms/${dots}`],
+        ['GET', `/api/rooms/${dots}/members`],
+        ['GET', `/api/rooms/${name}/members/${dots}`],
+        ['PUT', `/api/rooms/${name}/members/${dots}`],
+        ['DELETE', `/api/rooms/${name}/members/${dots}`],
+        ['GET', `/api/rooms/${name}/read-markers/${dots}`],
+        ['PUT', `/api/rooms/${name}/read-markers/${dots}`],
+        ['GET', `/api/users/${dots}/rooms`],
+      ] as const) {
+        const response = await shared().t.app.http.inject({
+          method,
+          url: path,
+          ...(method === 'PUT' ? { payload: {} } : {}),
+        });
+        assert.equal(response.statusCode, 400, `${method} ${path}: ${response.statusCode}`);
         assertProblem(response, 400, 'validation');
       }
     }
