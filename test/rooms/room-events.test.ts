@@ -53,8 +53,15 @@ function streams(app: () => ContractApp) {
   after(() => {
     for (const client of open) client.close();
   });
-  return async (caller: Caller, path = '/api/events'): Promise<SseClient> => {
-    const client = await connectSse(`${await baseUrl(app())}${path}`, { headers: caller.auth });
+  return async (
+    caller: Caller,
+    path = '/api/events',
+    localAddress?: string,
+  ): Promise<SseClient> => {
+    const client = await connectSse(`${await baseUrl(app())}${path}`, {
+      headers: caller.auth,
+      ...(localAddress === undefined ? {} : { localAddress }),
+    });
     open.push(client);
     return client;
   };
@@ -294,7 +301,8 @@ eachEngine(
       await eves.waitFor((c) => c.ended, 'eve’s stream to end');
       assert.deepEqual(changes(eves).at(-1)?.data, closed);
       assert.equal(changes(eves).at(-1)?.event, 'room.updated');
-      const again = await open(eve, `/api/events?room=${name}`);
+      // Another local address: a socket of its own, not one the agent kept from the ended stream.
+      const again = await open(eve, `/api/events?room=${name}`, '127.0.0.3');
       assert.equal(again.status, 403);
       // Bob is removed: his stream gets that change, then ends.
       await ada.delete(memberPath(name, 'bob'));
@@ -305,7 +313,7 @@ eachEngine(
       assert.ok(
         changes(bobs).some((e) => e.data.id === closed.name || e.data.name === closed.name),
       );
-      const bobAgain = await open(bob, `/api/events?room=${name}`);
+      const bobAgain = await open(bob, `/api/events?room=${name}`, '127.0.0.4');
       assert.equal(bobAgain.status, 403);
       assert.match(await bobAgain.body(), /403/);
     });
@@ -335,7 +343,7 @@ eachEngine(
       await ada.putRoom(name, { visibility: 'private' });
       await ada.putMember(name, 'bob');
       const message = await ada.post(name, 'secret');
-      await bob.post(name, 'secret too', { replyTo: message.id });
+      await bob.post(name, 'secret too');
       const edit = await ada.request('PUT', `/api/messages/${message.id}`, { content: 'edited' });
       assert.equal(edit.statusCode, 200);
       await ada.putRoom(name, { topic: 'still secret' });
