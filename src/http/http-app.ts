@@ -133,7 +133,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     }),
     stallTimeoutMs: config.listStallTimeoutMs,
   };
-  await app.register(roomRoutes, { rooms: deps.rooms, lists, allowedMethods: routes.methodsFor });
+  await app.register(roomRoutes, { rooms: deps.rooms, lists });
   await app.register(memberRoutes, { rooms: deps.rooms, lists });
   await app.register(readMarkerRoutes, { rooms: deps.rooms });
   await app.register(userRoomRoutes, { rooms: deps.rooms });

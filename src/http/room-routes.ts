@@ -18,13 +18,10 @@ import {
   type StreamedListOptions,
 } from './object-lists.ts';
 import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
-import { REFUSED_METHOD } from './route-registry.ts';
 
 export interface RoomRoutesOptions {
   readonly rooms: RoomService;
   readonly lists: StreamedListOptions;
-  /** The methods a path allows (for the 405 of DELETE). */
-  readonly allowedMethods: (path: string) => string[] | undefined;
 }
 
 const BASE = '/api/rooms';
@@ -136,7 +133,7 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRoutesOptions> = async (a
         operationId: 'putRoom',
         summary: 'Create or update a room',
         description:
-          "Creates the room (201, with Location; with authentication on, the caller becomes its owner) or updates it (200; owners and admins only, else 403). A field left out keeps its value; defaults (`public`, empty topic) apply on creation only; no body at all is `{}`. The room's other fields as last read may be sent: `name`, `createdBy`, `createdAt` that differ are a 400, a `version` or `updatedAt` that is not the current one a 409. `If-Match` (a list or `*`, strong comparison) that does not match is a 412, also when there is no room; `If-None-Match: *` makes it create-only (412 when the room exists; no other If-None-Match value is accepted on PUT). An update that changes nothing keeps the version and produces no event.",
+          "Creates the room (201, with Location; with authentication on, the caller becomes its owner) or updates it (200; owners and admins only, else 403). A field left out keeps its value; defaults (`public`, empty topic) apply on creation only; no body at all is `{}`. The room's other fields as last read may be sent: `name`, `createdBy`, `createdAt` that differ are a 400, a `version` or `updatedAt` that is not the current one a 409. `If-Match` (a list or `*`, strong comparison) that does not match is a 412, also when there is no room; `If-None-Match: *` makes it create-only (412 when the room exists; no other If-None-Match value is accepted on PUT). An update that changes nothing keeps the version and produces no event. Rooms are not deleted: DELETE is a 405.",
         tags: ['rooms'],
         params: RoomParams,
         headers: Type.Object({
@@ -175,27 +172,9 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRoutesOptions> = async (a
     },
   );
 
-  app.delete(
-    `${BASE}/:name`,
-    {
-      config: { ...REFUSED_METHOD },
-      schema: {
-        operationId: 'deleteRoom',
-        summary: 'Rooms are not deleted (405)',
-        description: 'Always a 405 with `Allow`: rooms cannot be deleted for now.',
-        tags: ['rooms'],
-        // Any name: the answer is the 405 whatever the name.
-        params: Type.Object({ name: Type.String({ description: 'A room name.' }) }),
-        response: problemResponses(405, ...COMMON_PROBLEMS),
-      },
-    },
-    async (request) => {
-      const [path = BASE] = request.url.split('?');
-      throw new AppError(ErrorKinds.methodNotAllowed, 'Rooms are not deleted.', {
-        headers: { allow: (opts.allowedMethods(path) ?? []).join(', ') },
-      });
-    },
-  );
+  // No DELETE: rooms are not deleted. The central error layer answers it with 405 and
+  // `Allow` (as any method a path lacks), and the document lists no operation that could
+  // only fail.
 };
 
 /** `If-None-Match: *` makes a PUT create-only; any other value is a 400 naming the header. */
