@@ -255,10 +255,26 @@ eachEngine(
           assertProblem(response, 400, 'validation');
         }
       }
-      // 64 code points, astral ones counted once, and inner spaces are fine.
-      const long = '😀'.repeat(64);
-      assert.equal((await ada.put(memberPath(name, long))).statusCode, 201);
       assert.equal((await ada.put(memberPath(name, 'ada lovelace'))).statusCode, 201);
+    });
+
+    it('a subject of 64 astral code points (128 UTF-16 units) is addressable on every path', async () => {
+      const ada = await as('ada');
+      const name = await room();
+      const long = '😀'.repeat(64);
+      const added = await ada.put(memberPath(name, long));
+      assert.equal(added.statusCode, 201, added.body);
+      assert.equal((await ada.read<Membership>(memberPath(name, long))).subject, long);
+      const owner = await as(long);
+      assert.equal(
+        (await owner.get(`${roomPath(name)}/read-markers/${encodeURIComponent(long)}`)).statusCode,
+        200,
+      );
+      assert.equal(
+        (await owner.get(`/api/users/${encodeURIComponent(long)}/rooms`)).statusCode,
+        200,
+      );
+      assert.equal((await ada.delete(memberPath(name, long))).statusCode, 200);
     });
 
     it('members of a public room are readable by anyone signed in', async () => {
