@@ -104,6 +104,9 @@ eachEngine(
       const promoted = await anyone.putMember(name, 'bob', { role: 'owner' });
       await anyone.putMember(name, 'bob', { role: 'owner' }); // no-op
       const message = await anyone.post(name, 'hello');
+      // Changes of other rooms stay out of a ?room= stream.
+      await anyone.post(uniqueRoom(), 'elsewhere');
+      await anyone.putRoom(uniqueRoom());
       const bob = await callerFor(shared(), false, 'bob');
       const marker = await bob.setMarker(name, message.id);
       await bob.setMarker(name, message.id); // no-op

@@ -125,6 +125,38 @@ for (const overrides of [{}, AUTH] as Partial<Config>[]) {
       });
     });
 
+    it('lastMessage and activity follow deletes: the newest message left, then the room itself', async () => {
+      await withWorld(engine, overrides, async ({ clock, as }) => {
+        const ada = await as('ada');
+        const first = await ada.post('fading', 'one'); // t0
+        clock.advance();
+        await ada.putRoom('steady'); // t1
+        if (mode === 'auth off') await ada.putMember('steady', 'ada');
+        clock.advance();
+        const second = await ada.post('fading', 'two'); // t2
+        const names = async () =>
+          (await ada.read<UserRoom[]>(userRoomsPath('ada'))).map((r) => [
+            r.name,
+            r.lastMessage?.id ?? null,
+          ]);
+        assert.deepEqual(await names(), [
+          ['fading', second.id],
+          ['steady', null],
+        ]);
+        assert.equal((await ada.delete(`/api/messages/${second.id}`)).statusCode, 200);
+        assert.deepEqual(await names(), [
+          ['steady', null],
+          ['fading', first.id],
+        ]);
+        assert.equal((await ada.delete(`/api/messages/${first.id}`)).statusCode, 200);
+        // No message left: activity is the room's createdAt (t0), before steady's (t1).
+        assert.deepEqual(await names(), [
+          ['steady', null],
+          ['fading', null],
+        ]);
+      });
+    });
+
     it('limit cuts the list to the most active; bad limits are a 400', async () => {
       await withWorld(engine, overrides, async ({ clock, as }) => {
         const ada = await as('ada');
