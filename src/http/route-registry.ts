@@ -7,6 +7,12 @@ export interface RouteRegistry {
   methodsFor(path: string): string[] | undefined;
 }
 
+/**
+ * The config of a route that only answers 405 (documented so clients see it,
+ * yet not a method its path allows): left out of `Allow`.
+ */
+export const REFUSED_METHOD = Object.freeze({ refusedMethod: true });
+
 export function createRouteRegistry(app: FastifyInstance): RouteRegistry {
   const routes: { pattern: RegExp; methods: Set<string> }[] = [];
   const byUrl = new Map<string, Set<string>>();
@@ -24,6 +30,7 @@ export function createRouteRegistry(app: FastifyInstance): RouteRegistry {
         .join('/');
       routes.push({ pattern: new RegExp(`^${source}$`), methods });
     }
+    if ((route.config as { refusedMethod?: boolean } | undefined)?.refusedMethod === true) return;
     for (const method of [route.method].flat()) methods.add(method);
   });
   const find = (path: string) => routes.find((r) => r.pattern.test(path));
