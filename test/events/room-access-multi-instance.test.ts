@@ -8,109 +8,34 @@
  * "Nothing arrived" is never a timed wait: a later change the stream must
  * receive (a marker message in a public room) proves that every earlier one
  * was delivered or left out. Resumes are compared with the committed change
- * log filtered by the contract's rules (written out again below, on purpose
- * not with the service's own access code).
+ * log filtered by the contract's rules (room-access-support.ts).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Change } from '../../src/domain/change.ts';
-import { bearer, AUTH, token } from '../auth/tokens.ts';
+import { AUTH } from '../auth/tokens.ts';
 import { postgresEngine, skipUnlessEngine, type TestDatabase } from '../support/engines.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { assertStrictlyIncreasing } from './event-helpers.ts';
-import { connectSse, type SseClient } from './sse-client.ts';
-import { randomBytes } from 'node:crypto';
+import {
+  Instances,
+  of,
+  readableReplay,
+  received,
+  unique,
+  user,
+  type Received,
+  type User,
+} from './room-access-support.ts';
+import type { SseClient } from './sse-client.ts';
+import { accessChangesWhileReading, replayAfterAccessChanges } from './room-access-scenarios.ts';
 
 const INSTANCES = 3;
-
-interface Received {
-  readonly seq: number;
-  readonly event: string;
-  readonly data: Record<string, unknown>;
-}
-
-interface User {
-  readonly sub: string;
-  readonly admin: boolean;
-  readonly auth: Record<string, string>;
-}
-
-async function user(sub: string, admin = false): Promise<User> {
-  return {
-    sub,
-    admin,
-    auth: bearer(await token({ sub, claims: admin ? { roles: ['admin'] } : {} })),
-  };
-}
-
-const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
-
-/** The change events a stream dispatched (no reset), parsed. */
-function received(client: SseClient): Received[] {
-  return client.events
-    .filter((e) => e.event !== 'reset')
-    .map((e) => ({
-      seq: Number(e.id),
-      event: e.event,
-      data: JSON.parse(e.data) as Record<string, unknown>,
-    }));
-}
-
-/** Whether an event belongs to `room` (a room's data names it `name`, the others `room`). */
-const of = (room: string) => (e: Received) => e.data.room === room || e.data.name === room;
-
-/** The log as a stream sends it. */
-const asReceived = (c: Change): Received => ({
-  seq: c.seq,
-  event: c.kind,
-  data: JSON.parse(c.data) as Record<string, unknown>,
-});
-
-/**
- * What a stream of `reader` may be sent, when every change is delivered after
- * the whole log was written (a replay): the contract's rules judged against
- * the state at the end of the log, except that a room.updated taking a
- * public room private reaches everyone who could read it before.
- */
-function readableReplay(log: readonly Change[], reader: User): Received[] {
-  const isPrivate = new Set<string>();
-  const members = new Map<string, Set<string>>();
-  const madePrivate = new Set<number>();
-  for (const c of log) {
-    const data = JSON.parse(c.data) as { visibility?: string; subject?: string };
-    if (c.kind === 'room.created' || c.kind === 'room.updated') {
-      if (data.visibility === 'private') {
-        if (c.kind === 'room.updated' && !isPrivate.has(c.room)) madePrivate.add(c.seq);
-        isPrivate.add(c.room);
-      } else {
-        isPrivate.delete(c.room);
-      }
-    } else if (c.kind === 'member.added' || c.kind === 'member.updated') {
-      if (!members.has(c.room)) members.set(c.room, new Set());
-      members.get(c.room)!.add(data.subject!);
-    } else if (c.kind === 'member.removed') {
-      members.get(c.room)?.delete(data.subject!);
-    }
-  }
-  const mayReadAtEnd = (room: string) =>
-    reader.admin || !isPrivate.has(room) || members.get(room)?.has(reader.sub) === true;
-  return log
-    .filter((c) => {
-      const subject = (JSON.parse(c.data) as { subject?: string }).subject;
-      if (c.kind === 'read-marker.updated') return subject === reader.sub;
-      if (c.kind === 'member.removed' && subject === reader.sub) return true;
-      // Every non-admin could read it before: it was public.
-      if (madePrivate.has(c.seq)) return true;
-      return mayReadAtEnd(c.room);
-    })
-    .map(asReceived);
-}
 
 describe('room access on event streams across instances (postgres, auth on)', async () => {
   const skip = await skipUnlessEngine(postgresEngine);
   let db: TestDatabase;
   const apps: TestApp[] = [];
-  const open: SseClient[] = [];
+  let instances: Instances;
   let ada: User; // owns the rooms
   let bob: User; // a member, then removed
   let carol: User; // never a member
@@ -126,6 +51,7 @@ describe('room access on event streams across instances (postgres, auth on)', as
     );
     apps.push(...started);
     await Promise.all(apps.map((t) => t.listen()));
+    instances = new Instances(apps);
     [ada, bob, carol, root] = await Promise.all([
       user('ada'),
       user('bob'),
@@ -134,62 +60,18 @@ describe('room access on event streams across instances (postgres, auth on)', as
     ]);
   });
   after(async () => {
-    for (const client of open) client.close();
+    instances?.closeStreams();
     await Promise.all(apps.map((t) => t.close()));
     await db?.cleanup();
   });
 
-  /** A request to instance `n` (1-based) as `who`; asserts the status when given one. */
-  async function call(
-    n: number,
-    who: User,
-    method: 'GET' | 'PUT' | 'POST' | 'DELETE',
-    url: string,
-    payload?: object,
-    status?: number,
-  ) {
-    const response = await apps[n - 1]!.app.http.inject({
-      method,
-      url,
-      headers: who.auth,
-      ...(payload === undefined ? {} : { payload }),
-    });
-    if (status !== undefined)
-      assert.equal(response.statusCode, status, `${method} ${url}: ${response.body}`);
-    return response;
-  }
-
-  const post = async (n: number, who: User, room: string, content: string) =>
-    (await call(n, who, 'POST', '/api/messages', { room, content }, 201)).json<{ id: string }>();
-
-  /** An event stream on instance `n` as `who`. */
-  async function stream(n: number, who: User, query = '', headers: Record<string, string> = {}) {
-    const client = await connectSse(`${apps[n - 1]!.url}/api/events${query}`, {
-      headers: { ...who.auth, ...headers },
-    });
-    open.push(client);
-    return client;
-  }
-
-  const latestSeq = async () =>
-    Number(
-      (await call(1, root, 'GET', '/api/messages?limit=1', undefined, 200)).headers['event-seq'],
-    );
-
-  /**
-   * Posts a message to a public room of its own through instance 1 and waits
-   * until every client has it: each then has every earlier change it was due.
-   */
-  async function marker(...clients: SseClient[]) {
-    const message = await post(1, ada, unique('lobby'), 'marker');
-    for (const client of clients) {
-      await client.waitFor(
-        (c) => received(c).some((e) => e.event === 'message.created' && e.data.id === message.id),
-        'the marker message',
-      );
-    }
-    return message;
-  }
+  const call: Instances['call'] = (...args) => instances.call(...args);
+  const post: Instances['post'] = (...args) => instances.post(...args);
+  const stream: Instances['stream'] = (...args) => instances.stream(...args);
+  const latestSeq = () => instances.latestSeq(root);
+  const marker = (...clients: SseClient[]) => instances.marker(ada, ...clients);
+  const log: Instances['log'] = (...args) => instances.log(...args);
+  const hop: Instances['hop'] = (...args) => instances.hop(...args);
 
   /** The events a client received before `mark` arrived. */
   function beforeMark(client: SseClient, mark: { id: string }): Received[] {
@@ -197,56 +79,6 @@ describe('room access on event streams across instances (postgres, auth on)', as
     const index = all.findIndex((e) => e.event === 'message.created' && e.data.id === mark.id);
     assert.ok(index >= 0, 'the marker arrived');
     return all.slice(0, index);
-  }
-
-  /** The change log as one instance's store reads it, after `since`, up to `last`. */
-  async function log(since: number, last: number): Promise<Change[]> {
-    const changes = await apps[0]!.app.store.changes.since(since, 100_000);
-    return changes.filter((c) => c.seq <= last);
-  }
-
-  /**
-   * Resumes as `who` from `since` through every instance in turn (Last-Event-ID
-   * on one hop, ?since on the next), a few events per hop, until the message
-   * `until` arrives; the events, in order.
-   */
-  async function hop(
-    who: User,
-    since: number,
-    firstInstance: number,
-    until: () => string | undefined,
-  ) {
-    const got: Received[] = [];
-    let from = since;
-    for (let n = 0; n < 200; n++) {
-      const byHeader = n % 2 === 0;
-      const client = await stream(
-        ((firstInstance - 1 + n) % INSTANCES) + 1,
-        who,
-        byHeader ? '' : `?since=${from}`,
-        byHeader ? { 'last-event-id': String(from) } : {},
-      );
-      assert.equal(client.status, 200);
-      const quota = 2 + (n % 5);
-      // The last message may arrive before its POST is answered (and `until` knows it): look at
-      // everything received so far, again on every frame (heartbeats included).
-      const lastSeq = (events: readonly Received[]) => {
-        const id = until();
-        return id === undefined ? undefined : events.find((e) => e.data.id === id)?.seq;
-      };
-      await client.waitFor(
-        (c) => received(c).length >= quota || lastSeq([...got, ...received(c)]) !== undefined,
-        `${who.sub} resuming from ${from}`,
-      );
-      client.close();
-      const events = received(client);
-      assert.equal(events.length, client.events.length, `no reset: ${client.raw.slice(0, 200)}`);
-      got.push(...events);
-      const end = lastSeq(got);
-      if (end !== undefined) return got.filter((e) => e.seq <= end);
-      from = Number(client.lastEventId || from);
-    }
-    assert.fail(`${who.sub} did not reach the end`);
   }
 
   it(
@@ -526,4 +358,16 @@ describe('room access on event streams across instances (postgres, auth on)', as
     assert.ok(!got.some((e) => e.event === 'read-marker.updated'));
     assert.equal(changes.filter((c) => c.kind === 'read-marker.updated').length, 2);
   });
+
+  it(
+    'resumes after access changes made through other instances: exactly what each may read',
+    { skip },
+    () => replayAfterAccessChanges(instances, { ada, bob, carol, root }),
+  );
+
+  it(
+    'access changes through every instance while readers replay and go live, hopping',
+    { skip },
+    () => accessChangesWhileReading(instances, { ada, bob, carol, root }),
+  );
 });
