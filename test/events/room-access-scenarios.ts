@@ -59,8 +59,10 @@ export async function replayAfterAccessChanges(x: Instances, cast: Cast): Promis
   await x.call(on(1), ada, 'PUT', room(closing), { visibility: 'private' }, 200);
   await x.post(on(2), ada, closing, 'private now');
 
-  const hello = await x.post(on(3), ada, open, 'hello');
+  await x.call(on(3), ada, 'PUT', room(open), {}, 201);
+  // She joins first: a new member's marker starts at the newest message, and must move.
   await x.call(on(1), carol, 'PUT', member(open, 'carol'), {}, 201);
+  const hello = await x.post(on(3), ada, open, 'hello');
   await x.call(on(2), carol, 'PUT', marker(open, 'carol'), { lastRead: hello.id }, 200);
   const last = await x.post(on(3), ada, unique('lobby'), 'the last one');
 
