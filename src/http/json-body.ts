@@ -103,3 +103,12 @@ export function registerBodyParsers(app: FastifyInstance): void {
 export function assertJsonContentType(request: FastifyRequest): void {
   if (request.headers['content-type'] === undefined) throw unsupported();
 }
+
+/**
+ * For a PUT whose every field is optional: no body at all stands for `{}`. A
+ * body that is sent must still be JSON (the parsers above refuse the rest).
+ */
+export function absentBodyIsEmpty(request: FastifyRequest): void {
+  // Only undefined: a parsed body is never undefined, and a JSON `null` must stay a 400.
+  if (request.body === undefined) request.body = {};
+}

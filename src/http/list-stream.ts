@@ -11,6 +11,9 @@ import type { ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { MessagePage } from '../domain/message-store.ts';
 
+/** What a batch brings to the body: its items' JSON, joined by commas (messages, rooms, memberships). */
+export type JsonBatch = Pick<MessagePage, 'json' | 'count'>;
+
 export interface ListStreamOptions {
   readonly res: ServerResponse;
   readonly stallTimeoutMs: number;
@@ -19,8 +22,8 @@ export interface ListStreamOptions {
 }
 
 export function listStream(
-  first: MessagePage | undefined,
-  rest: AsyncGenerator<MessagePage>,
+  first: JsonBatch | undefined,
+  rest: AsyncGenerator<JsonBatch>,
   options: ListStreamOptions,
 ): Readable {
   const { res } = options;
@@ -69,14 +72,14 @@ async function* watched(source: AsyncGenerator<string>, reader: Reader): AsyncGe
 
 /** `[`, the batches comma-separated, `]`: one chunk per batch. */
 async function* chunks(
-  first: MessagePage | undefined,
-  rest: AsyncGenerator<MessagePage>,
+  first: JsonBatch | undefined,
+  rest: AsyncGenerator<JsonBatch>,
 ): AsyncGenerator<string> {
   try {
     yield '[';
     let separator = '';
     for (let page = first; page !== undefined;) {
-      // Each page is the stored JSON of its messages, joined: sent as it is.
+      // Each batch is its items' JSON, joined (for messages: as stored): sent as it is.
       if (page.count > 0) {
         yield separator + page.json;
         separator = ',';

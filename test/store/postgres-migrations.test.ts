@@ -9,6 +9,7 @@ import { PostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { postgresEngine } from '../support/engines.ts';
 import { PG_BASE_URL, postgresAvailable, skipUnless } from '../support/prerequisites.ts';
 import { assertUpgradedMessages } from '../support/upgraded-messages.ts';
+import { messageJson } from '../../src/domain/message-json.ts';
 
 test('a version 3 schema with messages migrates to the latest, with their JSON stored byte for byte', async (t) => {
   const skip = skipUnless(await postgresAvailable(), `PostgreSQL at ${PG_BASE_URL}`);
@@ -64,6 +65,169 @@ test('a version 3 schema with messages migrates to the latest, with their JSON s
     // And a second start finds nothing left to do.
     await store.migrate();
     assert.equal((await store.messages.list({ order: 'asc', limit: 100 })).count, messages.length);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a version 4 schema with messages and changes migrates to rooms: backfilled rooms, general, change data', async (t) => {
+  const skip = skipUnless(await postgresAvailable(), `PostgreSQL at ${PG_BASE_URL}`);
+  if (skip !== false) return t.skip(skip);
+  const db = await postgresEngine.createDatabase();
+  t.after(() => db.cleanup());
+  const schema = new URL(db.url).searchParams.get('schema')!;
+
+  // Rooms whose oldest message is not their first by id: the backfill takes the oldest createdAt.
+  const at = (ms: number) => new Date(Date.UTC(2026, 10, 21, 10, 0, 0, ms)).toISOString();
+  const messages: Message[] = [
+    { room: 'odd', author: 'ada', createdAt: at(500) },
+    { room: 'even', author: 'bob', createdAt: at(200) },
+    { room: 'odd', author: 'bob', createdAt: at(100) },
+    { room: 'B-side', author: 'ada', createdAt: at(300) },
+    { room: 'even', author: 'ada', createdAt: at(400) },
+  ].map((m, i) => ({ ...m, id: uuidv7(), content: `m${i}`, updatedAt: m.createdAt, version: 1 }));
+
+  const client = new pg.Client({ connectionString: PG_BASE_URL });
+  await client.connect();
+  try {
+    await client.query(`CREATE SCHEMA ${schema}`);
+    await client.query(`SET search_path = ${schema}`);
+    await client.query(
+      'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
+    for (const migration of postgresMigrations.filter((m) => m.version <= 4)) {
+      await client.query(migration.sql);
+      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+        migration.version,
+        migration.name,
+      ]);
+    }
+    // As version 4 stored them: one call of its create function, the changes in order.
+    await client.query(
+      `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
+         $6::text[], $7::text[], $8::text[], $9::text[])`,
+      [
+        messages.map((m) => m.id),
+        messages.map((m) => m.room),
+        messages.map((m) => m.author),
+        messages.map((m) => m.content),
+        messages.map((m) => m.createdAt),
+        messages.map(messageJson),
+        messages.map(() => null),
+        messages.map(() => null),
+        messages.map(() => null),
+      ],
+    );
+  } finally {
+    await client.end();
+  }
+
+  const store = new PostgresStore({
+    url: db.url,
+    poolSize: 2,
+    timeoutMs: 5000,
+    onBackgroundError: () => undefined,
+  });
+  try {
+    const before = new Date();
+    await store.migrate();
+    const after = new Date();
+
+    const changes = await store.changes.since(0, 100);
+    assert.deepEqual(
+      changes.map(({ seq: _, ...change }) => change),
+      messages.map((m) => ({
+        kind: 'message.created',
+        room: m.room,
+        data: messageJson(m),
+        subject: null,
+        madePrivate: false,
+      })),
+    );
+
+    const page = await store.rooms.list({ limit: 10 });
+    assert.deepEqual(
+      page.items.map((r) => r.name),
+      ['B-side', 'even', 'general', 'odd'],
+      'code point order',
+    );
+    assert.equal(page.more, false);
+    assert.equal(page.latestSeq, changes.at(-1)!.seq);
+    const oldest = (room: string) =>
+      messages
+        .filter((m) => m.room === room)
+        .sort((a, b) => (a.createdAt < b.createdAt ? -1 : 1))[0]!.createdAt;
+    for (const room of page.items) {
+      const { name, createdAt, updatedAt, ...rest } = room;
+      assert.deepEqual(
+        rest,
+        { visibility: 'public', topic: '', createdBy: null, version: 1 },
+        name,
+      );
+      assert.equal(updatedAt, createdAt, name);
+      if (name === 'general') {
+        assert.match(createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        const upgradedAt = Date.parse(createdAt);
+        assert.ok(upgradedAt >= before.getTime() - 1 && upgradedAt <= after.getTime() + 1);
+      } else {
+        assert.equal(createdAt, oldest(name), name);
+      }
+      assert.deepEqual(await store.rooms.get(name), room);
+    }
+
+    // No owners, no memberships, no markers: the rooms are as they were, readable by all.
+    assert.deepEqual(await store.rooms.accessSnapshot(), {
+      latestSeq: changes.at(-1)!.seq,
+      privateRooms: [],
+      memberships: [],
+    });
+    assert.deepEqual((await store.members.list('odd', { limit: 10 })).items, []);
+    assert.deepEqual(await store.readMarkers.get('odd', 'ada'), {
+      room: 'odd',
+      subject: 'ada',
+      lastRead: null,
+      unread: 1,
+      version: 0,
+    });
+
+    // A post to a backfilled room joins nobody; a post to a new name creates it.
+    const next = messages.at(-1)!;
+    await store.messages.create({
+      id: uuidv7(),
+      room: 'odd',
+      author: 'cy',
+      content: 'hi',
+      createdAt: next.createdAt,
+    });
+    const createdAt = at(900);
+    const created = await store.messages.create({
+      id: uuidv7(),
+      room: 'new',
+      author: 'cy',
+      content: 'first',
+      createdAt,
+    });
+    const latest = (await store.changes.since(changes.at(-1)!.seq, 100)).map(
+      ({ seq: _, ...c }) => c,
+    );
+    assert.deepEqual(
+      latest.map((c) => [c.kind, c.room, c.subject]),
+      [
+        ['message.created', 'odd', null],
+        ['room.created', 'new', null],
+        ['member.added', 'new', 'cy'],
+        ['message.created', 'new', null],
+      ],
+    );
+    assert.equal(
+      latest[1]!.data,
+      `{"name":"new","visibility":"public","topic":"","createdBy":"cy","createdAt":"${createdAt}","updatedAt":"${createdAt}","version":1}`,
+    );
+    assert.equal(
+      latest[2]!.data,
+      `{"room":"new","subject":"cy","role":"owner","joinedAt":"${createdAt}"}`,
+    );
+    assert.equal(latest[3]!.data, messageJson(created));
   } finally {
     await store.close();
   }

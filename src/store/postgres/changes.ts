@@ -3,9 +3,8 @@
  * (see migrations.ts), and watched through LISTEN/NOTIFY (change-listener.ts).
  */
 import type pg from 'pg';
-import type { Change, ChangeKind } from '../../domain/change.ts';
+import type { Change, ChangeKind, NewChange } from '../../domain/change.ts';
 import type { ChangeLog, ChangeLogBounds } from '../../domain/change-log.ts';
-import type { Message } from '../../domain/message.ts';
 import { ChangeListener } from './change-listener.ts';
 import type { PostgresSession } from './postgres-store.ts';
 
@@ -18,17 +17,17 @@ export interface ChangeWatchOptions {
 }
 
 /** Appends a change inside the write's transaction (`client` is in it), in commit order. */
-export async function appendChange(
-  client: pg.PoolClient,
-  kind: ChangeKind,
-  room: string,
-  json: string,
-): Promise<void> {
+export async function appendChange(client: pg.PoolClient, change: NewChange): Promise<void> {
   await client.query({
     name: 'append-change',
-    text: 'SELECT append_change($1, $2, $3)',
-    values: [kind, room, json],
+    text: 'SELECT append_change($1, $2, $3, $4, $5)',
+    values: [change.kind, change.room, change.data, change.subject, change.madePrivate],
   });
+}
+
+/** A message's change: its data is the message's JSON text. */
+export function messageChange(kind: ChangeKind, room: string, json: string): NewChange {
+  return { kind, room, data: json, subject: null, madePrivate: false };
 }
 
 export class PostgresChangeLog implements ChangeLog {
@@ -53,15 +52,26 @@ export class PostgresChangeLog implements ChangeLog {
   }
 
   async since(after: number, limit: number): Promise<Change[]> {
-    const rows = await this.#session.query<{ seq: string; kind: ChangeKind; message: string }>(
+    const rows = await this.#session.query<{
+      seq: string;
+      kind: ChangeKind;
+      room: string;
+      data: string;
+      subject: string | null;
+      made_private: boolean;
+    }>(
       'changes-since',
-      'SELECT seq, kind, message FROM changes WHERE seq > $1 ORDER BY seq LIMIT $2',
+      `SELECT seq, kind, room, data, subject, made_private FROM changes
+       WHERE seq > $1 ORDER BY seq LIMIT $2`,
       [after, limit],
     );
     return rows.map((row) => ({
       seq: Number(row.seq),
       kind: row.kind,
-      message: JSON.parse(row.message) as Message,
+      room: row.room,
+      data: row.data,
+      subject: row.subject,
+      madePrivate: row.made_private,
     }));
   }
 

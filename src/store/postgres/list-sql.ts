@@ -17,7 +17,7 @@ const MIN_ID = '00000000-0000-0000-0000-000000000000';
 const MAX_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
 /** The change log's latest sequence number, read in the list's own statement (one snapshot). */
-const LATEST_SEQ = `(SELECT COALESCE((SELECT max(seq) FROM changes), m.purged_through)
+export const LATEST_SEQ = `(SELECT COALESCE((SELECT max(seq) FROM changes), m.purged_through)
   FROM change_log_meta m WHERE m.id = 1)`;
 
 /**
@@ -69,6 +69,13 @@ function condition(c: ListCondition, param: (type: ParamType) => string): string
       return `messages.id < ${param('uuid')}::uuid`;
     case 'ids':
       return `messages.id = ANY(${param('uuid')}::uuid[])`;
+    case 'readable':
+      // Checked per listed row by two primary-key lookups, beside the walk: a condition the
+      // planner cannot turn into a join, so the walk stays the index's, in order, up to the limit.
+      return `(NOT EXISTS (SELECT 1 FROM rooms WHERE rooms.name = messages.room
+          AND rooms.visibility = 'private')
+        OR EXISTS (SELECT 1 FROM memberships WHERE memberships.room = messages.room
+          AND memberships.subject = ${param('text')}))`;
   }
 }
 

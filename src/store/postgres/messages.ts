@@ -15,7 +15,9 @@ import type {
   WriteCheck,
 } from '../../domain/message-store.ts';
 import { createdMessage, updateOutcome } from '../../domain/message-writes.ts';
-import { appendChange } from './changes.ts';
+import { memberAdded, roomCreated } from '../../domain/room-changes.ts';
+import type { Membership, Room } from '../../domain/room.ts';
+import { appendChange, messageChange } from './changes.ts';
 import { CreateBatcher, type CreateRow } from './create-batcher.ts';
 import { listBatchSql, listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
@@ -39,8 +41,8 @@ export class PostgresMessages implements MessageStore {
       session.query(
         name,
         `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
-           $6::text[], $7::text[], $8::text[], $9::text[])`,
-        Array.from({ length: 9 }, (_, column) => rows.map((row) => row[column])),
+           $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])`,
+        Array.from({ length: 11 }, (_, column) => rows.map((row) => row[column])),
       );
     this.#creates = new CreateBatcher({
       batching,
@@ -78,7 +80,7 @@ export class PostgresMessages implements MessageStore {
       (ids) =>
         session.query<MessageText & { id: string }>(
           'get-message-texts',
-          'SELECT id::text AS id, body AS json, version FROM messages WHERE id = ANY($1::uuid[])',
+          'SELECT id::text AS id, body AS json, version, room FROM messages WHERE id = ANY($1::uuid[])',
           [ids],
         ),
       batching,
@@ -87,6 +89,8 @@ export class PostgresMessages implements MessageStore {
 
   async create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
     const stored = createdMessage(message);
+    // Used only when the message creates its room (see create_messages in migrations.ts).
+    const { room, owner } = implicitRoom(stored);
     // The deadline counts the wait for the batch ahead too (a hung batch holds the next one).
     await this.#session.withDeadline(() =>
       this.#creates.submit([
@@ -96,6 +100,8 @@ export class PostgresMessages implements MessageStore {
         stored.content,
         stored.createdAt,
         messageJson(stored),
+        roomCreated(room).data,
+        memberAdded(owner).data,
         claim?.scope ?? null,
         claim?.key ?? null,
         claim?.token ?? null,
@@ -110,7 +116,7 @@ export class PostgresMessages implements MessageStore {
 
   async getText(id: string): Promise<MessageText | undefined> {
     const row = await this.#texts.get(id);
-    return row === undefined ? undefined : { json: row.json, version: row.version };
+    return row === undefined ? undefined : { json: row.json, version: row.version, room: row.room };
   }
 
   update(id: string, content: string, now: string, check: WriteCheck) {
@@ -131,7 +137,10 @@ export class PostgresMessages implements MessageStore {
         text: 'DELETE FROM messages WHERE id = $1',
         values: [id],
       });
-      await appendChange(client, 'message.deleted', current.room, messageJson(current));
+      await appendChange(
+        client,
+        messageChange('message.deleted', current.room, messageJson(current)),
+      );
       return current;
     });
   }
@@ -178,7 +187,7 @@ async function storeEdit(client: pg.PoolClient, edited: Message): Promise<void> 
     text: 'UPDATE messages SET content = $2, updated_at = $3, version = $4, body = $5 WHERE id = $1',
     values: [edited.id, edited.content, edited.updatedAt, edited.version, json],
   });
-  await appendChange(client, 'message.updated', edited.room, json);
+  await appendChange(client, messageChange('message.updated', edited.room, json));
 }
 
 async function lockMessage(client: pg.PoolClient, id: string): Promise<Message | undefined> {
@@ -188,4 +197,20 @@ async function lockMessage(client: pg.PoolClient, id: string): Promise<Message |
     values: [id],
   });
   return rows[0];
+}
+
+/** The room a message creates when its room is not a room yet, and its author's owner membership. */
+function implicitRoom(m: Message): { room: Room; owner: Membership } {
+  return {
+    room: {
+      name: m.room,
+      visibility: 'public',
+      topic: '',
+      createdBy: m.author,
+      createdAt: m.createdAt,
+      updatedAt: m.createdAt,
+      version: 1,
+    },
+    owner: { room: m.room, subject: m.author, role: 'owner', joinedAt: m.createdAt },
+  };
 }

@@ -242,4 +242,149 @@ export const postgresMigrations: readonly Migration[] = [
       END $$;
     `,
   },
+  {
+    version: 5,
+    name: 'rooms, memberships and read markers; every change kind in the change log',
+    // messages.room takes the rooms' collation ("C", code point order): a comparison of a
+    // default-collation column with a "C" one resolves to "C", and the (room, id) index, built
+    // for another collation, then only filters instead of seeking (measured). Only the index is
+    // rebuilt, the table is not rewritten.
+    //
+    // Rooms of existing messages (and general) become public rooms without an owner, created
+    // when their oldest message was; no change is appended for them (they were there before).
+    //
+    // create_messages creates a room posted to for the first time, in the create's own
+    // transaction: INSERT ... ON CONFLICT DO NOTHING, so of two instances creating the same room
+    // only the one whose row went in appends room.created (the other waits for its commit, then
+    // finds the room). Rooms are inserted in name order and the change log's lock is taken
+    // last, as by every write, so no two writes wait on each other in a cycle. The room's and
+    // membership's JSON texts come from the caller (room-changes.ts), one per row.
+    sql: `
+      ALTER TABLE messages ALTER COLUMN room TYPE text COLLATE "C";
+
+      CREATE TABLE rooms (
+        name       text COLLATE "C" PRIMARY KEY,
+        visibility text NOT NULL CHECK (visibility IN ('public', 'private')),
+        topic      text NOT NULL,
+        created_by text,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        version    integer NOT NULL
+      );
+      -- The private rooms: the readable list condition hashes them once per list, and the
+      -- change feed's access snapshot reads them.
+      CREATE INDEX rooms_private ON rooms (name) WHERE visibility = 'private';
+      CREATE TABLE memberships (
+        room      text COLLATE "C" NOT NULL,
+        subject   text COLLATE "C" NOT NULL,
+        role      text NOT NULL CHECK (role IN ('member', 'owner')),
+        joined_at timestamptz NOT NULL,
+        PRIMARY KEY (room, subject)
+      );
+      -- A subject's rooms (roomsOf), and the readable condition's membership lookups.
+      CREATE INDEX memberships_subject_room ON memberships (subject, room);
+      CREATE TABLE read_markers (
+        room      text COLLATE "C" NOT NULL,
+        subject   text COLLATE "C" NOT NULL,
+        last_read uuid,
+        version   integer NOT NULL,
+        PRIMARY KEY (room, subject)
+      );
+
+      INSERT INTO rooms (name, visibility, topic, created_by, created_at, updated_at, version)
+        SELECT room, 'public', '', NULL, min(created_at), min(created_at), 1
+        FROM messages GROUP BY room;
+      INSERT INTO rooms (name, visibility, topic, created_by, created_at, updated_at, version)
+        VALUES ('general', 'public', '', NULL, date_trunc('milliseconds', now()),
+          date_trunc('milliseconds', now()), 1)
+        ON CONFLICT (name) DO NOTHING;
+
+      -- Existing changes are all message changes: their data is the message's JSON already.
+      ALTER TABLE changes RENAME COLUMN message TO data;
+      ALTER TABLE changes ADD COLUMN subject text;
+      ALTER TABLE changes ADD COLUMN made_private boolean NOT NULL DEFAULT false;
+
+      DROP FUNCTION append_change(text, text, text);
+      -- Appends one change in commit order and wakes the listeners of this schema.
+      CREATE FUNCTION append_change(
+        p_kind text, p_room text, p_data text, p_subject text, p_made_private boolean
+      ) RETURNS bigint
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        v_seq bigint;
+      BEGIN
+        PERFORM pg_advisory_xact_lock(hashtext(current_schema() || '.changes'));
+        INSERT INTO changes (kind, room, data, subject, made_private)
+          VALUES (p_kind, p_room, p_data, p_subject, p_made_private)
+          RETURNING seq INTO v_seq;
+        PERFORM pg_notify('message_changes', current_schema() || ':' || v_seq);
+        RETURN v_seq;
+      END $$;
+
+      DROP FUNCTION create_messages(
+        uuid[], text[], text[], text[], timestamptz[], text[], text[], text[], text[]);
+      CREATE FUNCTION create_messages(
+        p_ids uuid[], p_rooms text[], p_authors text[], p_contents text[], p_ats timestamptz[],
+        p_messages text[], p_room_data text[], p_member_data text[],
+        p_scopes text[], p_keys text[], p_tokens text[]
+      ) RETURNS void
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        v_wanted integer;
+        v_held integer;
+        v_created bigint[];
+        v_last bigint;
+      BEGIN
+        SELECT count(*) INTO v_wanted FROM unnest(p_keys) AS k WHERE k IS NOT NULL;
+        IF v_wanted > 0 THEN
+          UPDATE idempotency_keys AS i SET state = 'done', status = 201, response = c.message
+            FROM unnest(p_scopes, p_keys, p_tokens, p_messages) AS c(scope, key, token, message)
+            WHERE c.key IS NOT NULL AND i.scope = c.scope AND i.key = c.key
+              AND i.token = c.token AND i.state = 'pending';
+          GET DIAGNOSTICS v_held = ROW_COUNT;
+          IF v_held <> v_wanted THEN
+            RAISE EXCEPTION 'an Idempotency-Key claim is no longer held' USING ERRCODE = 'MS001';
+          END IF;
+        END IF;
+        -- The first create of each room in the batch creates it when it is not a room yet;
+        -- v_created: the places in the batch of those that did.
+        WITH firsts AS (
+          SELECT DISTINCT ON (room) room, author, at, n
+          FROM unnest(p_rooms, p_authors, p_ats) WITH ORDINALITY AS b(room, author, at, n)
+          ORDER BY room, n
+        ), new_rooms AS (
+          INSERT INTO rooms (name, visibility, topic, created_by, created_at, updated_at, version)
+            SELECT room, 'public', '', author, at, at, 1 FROM firsts ORDER BY room
+            ON CONFLICT (name) DO NOTHING
+          RETURNING name
+        ), owners AS (
+          INSERT INTO memberships (room, subject, role, joined_at)
+            SELECT f.room, f.author, 'owner', f.at FROM firsts f JOIN new_rooms r ON r.name = f.room
+          RETURNING room
+        )
+        SELECT array_agg(f.n) INTO v_created FROM firsts f JOIN owners o ON o.room = f.room;
+        INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body)
+          SELECT id, room, author, content, at, at, 1, message
+          FROM unnest(p_ids, p_rooms, p_authors, p_contents, p_ats, p_messages)
+            AS m(id, room, author, content, at, message);
+        PERFORM pg_advisory_xact_lock(hashtext(current_schema() || '.changes'));
+        WITH added AS (
+          INSERT INTO changes (kind, room, data, subject)
+            SELECT k.kind, b.room, k.data, k.subject
+            FROM unnest(p_rooms, p_authors, p_messages, p_room_data, p_member_data)
+                WITH ORDINALITY AS b(room, author, message, room_data, member_data, n)
+              CROSS JOIN LATERAL (VALUES
+                (1, 'room.created', b.room_data, NULL::text),
+                (2, 'member.added', b.member_data, b.author),
+                (3, 'message.created', b.message, NULL::text)
+              ) AS k(o, kind, data, subject)
+            WHERE k.o = 3 OR b.n = ANY(v_created)
+            ORDER BY b.n, k.o
+          RETURNING seq
+        )
+        SELECT max(seq) INTO v_last FROM added;
+        PERFORM pg_notify('message_changes', current_schema() || ':' || v_last);
+      END $$;
+    `,
+  },
 ];

@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL store, through a node-postgres pool; many instances may
  * share one database. This object owns the pool and ties the concerns
- * together (messages.ts, changes.ts, idempotency.ts); they share it through
+ * together (messages.ts, changes.ts, idempotency.ts, rooms.ts, members.ts,
+ * read-markers.ts); they share it through
  * a PostgresSession.
  */
 import pg from 'pg';
@@ -10,7 +11,10 @@ import { notMigrated, storeUnavailable } from '../../domain/store-errors.ts';
 import { PostgresChangeLog } from './changes.ts';
 import { isConnectionLost, toStoreError } from './errors.ts';
 import { PostgresIdempotency } from './idempotency.ts';
+import { PostgresMembers } from './members.ts';
 import { PostgresMessages } from './messages.ts';
+import { PostgresReadMarkers } from './read-markers.ts';
+import { PostgresRooms } from './rooms.ts';
 import { runMigrations } from '../../domain/migration-runner.ts';
 import { postgresMigrations, postgresMigrationTarget } from './migrations.ts';
 
@@ -67,6 +71,9 @@ export class PostgresStore implements Store {
   readonly messages: PostgresMessages;
   readonly changes: PostgresChangeLog;
   readonly idempotency: PostgresIdempotency;
+  readonly rooms: PostgresRooms;
+  readonly members: PostgresMembers;
+  readonly readMarkers: PostgresReadMarkers;
   readonly #pool: pg.Pool;
   readonly #schema: string | null;
   readonly #timeoutMs: number;
@@ -92,6 +99,9 @@ export class PostgresStore implements Store {
       onError: options.onBackgroundError,
     });
     this.idempotency = new PostgresIdempotency(session);
+    this.rooms = new PostgresRooms(session);
+    this.members = new PostgresMembers(session);
+    this.readMarkers = new PostgresReadMarkers(session);
   }
 
   async migrate(): Promise<void> {

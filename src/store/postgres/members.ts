@@ -1,0 +1,204 @@
+/** Memberships on PostgreSQL: each write in a transaction under the room's row lock (room-sql.ts). */
+import type pg from 'pg';
+import { memberAdded, memberRemoved, memberUpdated } from '../../domain/room-changes.ts';
+import { noSuchRoom } from '../../domain/room-gate.ts';
+import type { Membership, Role, UserRoom } from '../../domain/room.ts';
+import type {
+  MemberStore,
+  MembershipFacts,
+  MembershipWriteOutcome,
+  ObjectPage,
+} from '../../domain/room-store.ts';
+import { AppError, ErrorKinds } from '../../errors.ts';
+import { appendChange } from './changes.ts';
+import { LATEST_SEQ } from './list-sql.ts';
+import type { PostgresSession } from './postgres-store.ts';
+import {
+  iso,
+  lockFacts,
+  MEMBERSHIP_COLUMNS,
+  newestMessageSql,
+  readMembership,
+  ROOM_COLUMNS,
+  unreadSql,
+} from './room-sql.ts';
+
+/** A page and the latest sequence in one statement, as for rooms (rooms.ts). */
+const LIST_MEMBERS = `SELECT l.latest, p.* FROM (SELECT ${LATEST_SEQ} AS latest) l
+  LEFT JOIN LATERAL (
+    SELECT ${MEMBERSHIP_COLUMNS} FROM memberships ms
+    WHERE ms.room = $1 AND ms.subject > COALESCE($2::text, '')
+    ORDER BY ms.subject LIMIT $3::integer + 1
+  ) p ON true
+  ORDER BY p.subject`;
+
+/**
+ * A subject's rooms by activity: per membership (the (subject, room) index)
+ * the room, its newest message (one step of the (room, id) index, backwards)
+ * and the marker; the unread counts only for the rooms that make the cut.
+ */
+const ROOMS_OF = `SELECT p.*, ${unreadSql('p.name', '$1', 'p.last_read')} AS unread
+  FROM (
+    SELECT ${ROOM_COLUMNS}, ms.role, lm.id::text AS last_id, lm.author AS last_author,
+      ${iso('lm.created_at')} AS last_at, rm.last_read,
+      GREATEST(lm.created_at, r.created_at) AS activity
+    FROM memberships ms
+      JOIN rooms r ON r.name = ms.room
+      LEFT JOIN LATERAL (
+        SELECT m.id, m.author, m.created_at FROM messages m WHERE m.room = ms.room
+        ORDER BY m.room DESC, m.id DESC LIMIT 1
+      ) lm ON true
+      LEFT JOIN read_markers rm ON rm.room = ms.room AND rm.subject = ms.subject
+    WHERE ms.subject = $1
+    ORDER BY activity DESC, r.name
+    LIMIT $2
+  ) p
+  ORDER BY p.activity DESC, p.name`;
+
+type UserRoomRow = Omit<UserRoom, 'lastMessage' | 'lastRead'> & {
+  last_id: string | null;
+  last_author: string | null;
+  last_at: string | null;
+  last_read: string | null;
+  activity: unknown;
+};
+
+export class PostgresMembers implements MemberStore {
+  readonly #session: PostgresSession;
+
+  constructor(session: PostgresSession) {
+    this.#session = session;
+  }
+
+  async get(room: string, subject: string): Promise<Membership | undefined> {
+    const rows = await this.#session.query<Membership>(
+      'get-membership',
+      `SELECT ${MEMBERSHIP_COLUMNS} FROM memberships ms WHERE ms.room = $1 AND ms.subject = $2`,
+      [room, subject],
+    );
+    return rows[0];
+  }
+
+  put(
+    room: string,
+    subject: string,
+    actor: string | null,
+    now: string,
+    decide: (facts: MembershipFacts) => Role,
+  ): Promise<MembershipWriteOutcome> {
+    return this.#session.transaction(async (client) => {
+      const facts = await membershipFacts(client, room, subject, actor);
+      const role = decide(facts);
+      const current = facts.current;
+      if (current !== undefined) {
+        if (current.role === role) return { membership: current, created: false, changed: false };
+        const membership: Membership = { ...current, role };
+        await client.query({
+          name: 'update-membership',
+          text: 'UPDATE memberships SET role = $3 WHERE room = $1 AND subject = $2',
+          values: [room, subject, role],
+        });
+        await appendChange(client, memberUpdated(membership));
+        return { membership, created: false, changed: true };
+      }
+      if (facts.room === undefined) throw noSuchRoom(room);
+      const membership: Membership = { room, subject, role, joinedAt: now };
+      await client.query({
+        name: 'insert-membership',
+        text: 'INSERT INTO memberships (room, subject, role, joined_at) VALUES ($1, $2, $3, $4)',
+        values: [room, subject, role, now],
+      });
+      // A new member has read everything so far; the marker itself appends no change.
+      await client.query({
+        name: 'join-read-marker',
+        text: `INSERT INTO read_markers (room, subject, last_read, version)
+          VALUES ($1, $2, ${newestMessageSql('$1')}, 1)
+          ON CONFLICT (room, subject) DO UPDATE
+            SET last_read = EXCLUDED.last_read, version = read_markers.version + 1`,
+        values: [room, subject],
+      });
+      await appendChange(client, memberAdded(membership));
+      return { membership, created: true, changed: true };
+    });
+  }
+
+  remove(
+    room: string,
+    subject: string,
+    actor: string | null,
+    removedBy: string | null,
+    decide: (facts: MembershipFacts) => void,
+  ): Promise<Membership> {
+    return this.#session.transaction(async (client) => {
+      const facts = await membershipFacts(client, room, subject, actor);
+      decide(facts);
+      const current = facts.current;
+      if (current === undefined) {
+        throw new AppError(ErrorKinds.notFound, `${subject} is not a member of ${room}.`);
+      }
+      // The marker stays: a subject that leaves and comes back finds it moved to the newest.
+      await client.query({
+        name: 'delete-membership',
+        text: 'DELETE FROM memberships WHERE room = $1 AND subject = $2',
+        values: [room, subject],
+      });
+      await appendChange(client, memberRemoved(current, removedBy));
+      return current;
+    });
+  }
+
+  async list(
+    room: string,
+    query: { readonly after?: string; readonly limit: number },
+  ): Promise<ObjectPage<Membership>> {
+    const rows = await this.#session.query<Membership & { latest: string }>(
+      'list-members',
+      LIST_MEMBERS,
+      [room, query.after ?? null, query.limit],
+    );
+    const found = rows
+      .filter((row) => row.subject !== null)
+      .map(({ latest: _, ...membership }) => membership);
+    return {
+      items: found.slice(0, query.limit),
+      more: found.length > query.limit,
+      latestSeq: Number(rows[0]!.latest),
+    };
+  }
+
+  async roomsOf(subject: string, limit: number): Promise<UserRoom[]> {
+    const rows = await this.#session.query<UserRoomRow>('rooms-of', ROOMS_OF, [subject, limit]);
+    return rows.map(toUserRoom);
+  }
+}
+
+/** The room for the actor and the target's membership, under the room's row lock. */
+async function membershipFacts(
+  client: pg.PoolClient,
+  room: string,
+  subject: string,
+  actor: string | null,
+): Promise<MembershipFacts> {
+  const facts = await lockFacts(client, room, actor);
+  const current = facts === undefined ? undefined : await readMembership(client, room, subject);
+  return { room: facts, current };
+}
+
+function toUserRoom(row: UserRoomRow): UserRoom {
+  return {
+    name: row.name,
+    visibility: row.visibility,
+    topic: row.topic,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    version: row.version,
+    role: row.role,
+    lastMessage:
+      row.last_id === null
+        ? null
+        : { id: row.last_id, author: row.last_author!, createdAt: row.last_at! },
+    lastRead: row.last_read,
+    unread: row.unread,
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * What the room, membership and marker stores on PostgreSQL share: the rows
+ * as domain objects, the room's facts under its row lock, and the unread count.
+ */
+import type pg from 'pg';
+import { MAX_UNREAD, type Membership, type Room } from '../../domain/room.ts';
+import type { RoomFacts } from '../../domain/room-store.ts';
+
+/** A timestamp as messages render theirs: ISO 8601, UTC, milliseconds. */
+export function iso(column: string): string {
+  return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+/** The room row `r` as the domain type. */
+export const ROOM_COLUMNS = `r.name, r.visibility, r.topic, r.created_by AS "createdBy",
+  ${iso('r.created_at')} AS "createdAt", ${iso('r.updated_at')} AS "updatedAt", r.version`;
+
+/** The membership row `ms` as the domain type. */
+export const MEMBERSHIP_COLUMNS = `ms.room, ms.subject, ms.role, ${iso('ms.joined_at')} AS "joinedAt"`;
+
+const MIN_ID = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * The room's messages after `lastRead` (all when null) written by others,
+ * counted up to MAX_UNREAD: a range of the (room, id) index, cut by the limit.
+ */
+export function unreadSql(room: string, subject: string, lastRead: string): string {
+  return `(SELECT count(*)::integer FROM (SELECT 1 FROM messages m
+    WHERE m.room = ${room} AND m.id > COALESCE(${lastRead}, '${MIN_ID}'::uuid)
+      AND m.author <> ${subject}
+    LIMIT ${MAX_UNREAD}) u)`;
+}
+
+/** The id of the room's newest message (null when it has none): the (room, id) index, backwards. */
+export function newestMessageSql(room: string): string {
+  return `(SELECT m.id FROM messages m WHERE m.room = ${room}
+    ORDER BY m.room DESC, m.id DESC LIMIT 1)`;
+}
+
+type FactsRow = Room & { role: RoomFacts['role']; owners: number };
+
+const FACTS_SQL = `SELECT ${ROOM_COLUMNS},
+    (SELECT ms.role FROM memberships ms WHERE ms.room = r.name AND ms.subject = $2) AS role,
+    (SELECT count(*)::integer FROM memberships ms
+      WHERE ms.room = r.name AND ms.role = 'owner') AS owners
+  FROM rooms r WHERE r.name = $1`;
+
+function toFacts(row: FactsRow | undefined): RoomFacts | undefined {
+  if (row === undefined) return undefined;
+  const { role, owners, ...room } = row;
+  return { room, role, owners };
+}
+
+/** The room's facts for `subject`, in one statement (one snapshot), without a lock. */
+export async function readFacts(
+  query: (name: string, text: string, values: unknown[]) => Promise<FactsRow[]>,
+  name: string,
+  subject: string | null,
+): Promise<RoomFacts | undefined> {
+  return toFacts((await query('room-facts', FACTS_SQL, [name, subject]))[0]);
+}
+
+/**
+ * The room's facts for `subject`, with the room's row locked until the
+ * transaction ends: every write to a room, its memberships and its markers
+ * takes this lock first, so they run one at a time per room and each decides
+ * on facts that stay true until it commits.
+ */
+export async function lockFacts(
+  client: pg.PoolClient,
+  name: string,
+  subject: string | null,
+): Promise<RoomFacts | undefined> {
+  const { rows } = await client.query<FactsRow>({
+    name: 'lock-room-facts',
+    text: `${FACTS_SQL} FOR UPDATE OF r`,
+    values: [name, subject],
+  });
+  return toFacts(rows[0]);
+}
+
+/** The membership of `subject` in `room` (read under the room's lock by the writes). */
+export async function readMembership(
+  client: pg.PoolClient,
+  room: string,
+  subject: string,
+): Promise<Membership | undefined> {
+  const { rows } = await client.query<Membership>({
+    name: 'get-membership',
+    text: `SELECT ${MEMBERSHIP_COLUMNS} FROM memberships ms WHERE ms.room = $1 AND ms.subject = $2`,
+    values: [room, subject],
+  });
+  return rows[0];
+}
