@@ -14,17 +14,21 @@ import type { MessageService } from '../domain/message-service.ts';
 import type { AccessLookup } from '../domain/room-access.ts';
 import type { RoomService } from '../domain/room-service.ts';
 import { createAuthenticator, isApiRequest, registerAuth } from './auth.ts';
+import { ClientSlots } from './client-slots.ts';
 import { applyConnectionCap, DESCRIPTOR_RESERVE, openFileLimit } from './connection-cap.ts';
 import { registerErrorHandling } from './error-handler.ts';
 import { registerEventStream } from './event-stream.ts';
 import { registerGracefulStop } from './graceful-stop.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerBodyParsers } from './json-body.ts';
+import { memberRoutes } from './member-routes.ts';
 import { messageRoutes } from './message-routes.ts';
 import { registerMetrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { registerPageRoutes } from './page-routes.ts';
 import { registerRateLimits } from './rate-limit.ts';
+import { readMarkerRoutes } from './read-marker-routes.ts';
+import { roomRoutes } from './room-routes.ts';
 import { createRouteRegistry } from './route-registry.ts';
 import {
   clientErrorHandler,
@@ -35,6 +39,7 @@ import {
 } from './security.ts';
 import { registerTurnBatching } from './turn-batching.ts';
 import { carriesToken } from './url-tokens.ts';
+import { userRoomRoutes } from './user-room-routes.ts';
 import { compileValidator } from './validation.ts';
 import './request-context.ts';
 
@@ -119,6 +124,19 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     maxStreamsPerClient: config.listMaxStreamsPerClient,
     stallTimeoutMs: config.listStallTimeoutMs,
   });
+  const lists = {
+    slots: new ClientSlots({
+      name: 'object-lists',
+      what: 'lists of rooms or members without limit at once',
+      max: config.listMaxStreamsPerClient,
+      retryAfterSeconds: 1,
+    }),
+    stallTimeoutMs: config.listStallTimeoutMs,
+  };
+  await app.register(roomRoutes, { rooms: deps.rooms, lists });
+  await app.register(memberRoutes, { rooms: deps.rooms, lists });
+  await app.register(readMarkerRoutes, { rooms: deps.rooms });
+  await app.register(userRoomRoutes, { rooms: deps.rooms });
   registerEventStream(app, {
     feed: deps.feed,
     gate: deps.rooms.gate,

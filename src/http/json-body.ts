@@ -104,6 +104,9 @@ export function assertJsonContentType(request: FastifyRequest): void {
   if (request.headers['content-type'] === undefined) throw unsupported();
 }
 
+/** The config of a route whose body may be left out (its document says so too, see openapi.ts). */
+export const OPTIONAL_BODY = Object.freeze({ optionalBody: true });
+
 /**
  * For a PUT whose every field is optional: no body at all stands for `{}`. A
  * body that is sent must still be JSON (the parsers above refuse the rest).

@@ -98,5 +98,8 @@ async function* jsonBatches<T>(
 }
 
 function asJson<T>(page: ObjectPage<T>): { json: string; count: number } {
-  return { json: page.items.map((item) => JSON.stringify(item)).join(','), count: page.items.length };
+  return {
+    json: page.items.map((item) => JSON.stringify(item)).join(','),
+    count: page.items.length,
+  };
 }

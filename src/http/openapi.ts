@@ -3,6 +3,16 @@ import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { ErrorKinds } from '../errors.ts';
+import {
+  LastMessageSchema,
+  MembershipSchema,
+  PutMembershipBody,
+  PutReadMarkerBody,
+  PutRoomBody,
+  ReadMarkerSchema,
+  RoomSchema,
+  UserRoomSchema,
+} from '../domain/room.ts';
 import { docsContentSecurityPolicy } from './security.ts';
 import { MAX_JSON_DEPTH } from './json-body.ts';
 import { MAX_LISTED_ERRORS } from './problem.ts';
@@ -12,8 +22,71 @@ const problemTable = Object.values(ErrorKinds)
   .map((k) => `| \`${k.type}\` | ${k.status} | ${k.title} |`)
   .join('\n');
 
+/**
+ * The shapes the document names: each is published once in components.schemas
+ * and referenced by `$ref` wherever a route schema holds it (found by `$id`).
+ * The routes keep the schemas inline, so validation and serialization are
+ * untouched; only the document is rewritten.
+ */
+const NAMED_SCHEMAS: readonly { readonly $id?: string }[] = [
+  RoomSchema,
+  PutRoomBody,
+  MembershipSchema,
+  PutMembershipBody,
+  ReadMarkerSchema,
+  PutReadMarkerBody,
+  UserRoomSchema,
+  LastMessageSchema,
+];
+const NAMED = new Set(NAMED_SCHEMAS.map((s) => s.$id));
+
+/** A copy of `node` with every named schema inside it (not `node` itself when `keepRoot`) replaced by its `$ref`. */
+function referencingNamed(node: unknown, keepRoot = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => referencingNamed(item));
+  if (node === null || typeof node !== 'object') return node;
+  const { $id } = node as { $id?: unknown };
+  if (!keepRoot && typeof $id === 'string' && NAMED.has($id)) {
+    return { $ref: `#/components/schemas/${$id}` };
+  }
+  return Object.fromEntries(
+    Object.entries(node).map(([key, value]) => [key, referencingNamed(value)]),
+  );
+}
+
+function namedComponents(): Record<string, object> {
+  return Object.fromEntries(
+    NAMED_SCHEMAS.map((schema) => [schema.$id, referencingNamed(schema, true) as object]),
+  );
+}
+
+interface OperationObject {
+  readonly operationId?: string;
+  readonly requestBody?: { required?: boolean };
+}
+
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  // The operations whose body may be left out (see OPTIONAL_BODY), seen by `transform`.
+  const optionalBodies = new Set<unknown>();
   await app.register(swagger, {
+    transform: ({ schema, url, route }) => {
+      if ((route.config as { optionalBody?: boolean } | undefined)?.optionalBody === true) {
+        optionalBodies.add(schema.operationId);
+      }
+      return { schema: referencingNamed(schema) as typeof schema, url };
+    },
+    // The generator marks every request body required.
+    transformObject: (documentObject) => {
+      if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
+      const { openapiObject } = documentObject;
+      for (const item of Object.values(openapiObject.paths ?? {})) {
+        for (const operation of Object.values(item ?? {}) as OperationObject[]) {
+          if (operation.requestBody !== undefined && optionalBodies.has(operation.operationId)) {
+            operation.requestBody.required = false;
+          }
+        }
+      }
+      return openapiObject;
+    },
     openapi: {
       openapi: '3.1.0',
       info: {
@@ -51,6 +124,7 @@ headers \`RateLimit-Policy: "write";q=50;w=10\` and \`RateLimit: "write";r=49;t=
 the answer is a 429 problem with \`Retry-After\`.`,
       },
       components: {
+        schemas: namedComponents(),
         securitySchemes: {
           bearerAuth: {
             type: 'http',
@@ -65,6 +139,9 @@ the answer is a 429 problem with \`Retry-After\`.`,
       servers: [{ url: '/' }],
       tags: [
         { name: 'messages', description: 'Chat messages' },
+        { name: 'rooms', description: 'Rooms, and the rooms of a subject' },
+        { name: 'members', description: 'Memberships of a room' },
+        { name: 'read markers', description: "A subject's read position in a room" },
         { name: 'events', description: 'The change stream' },
         { name: 'operations', description: 'Health and readiness' },
       ],

@@ -191,7 +191,9 @@ export class OpenApiConformance {
   #validate(schema: Schema, value: unknown, what: string): void {
     let validate = this.#validators.get(schema);
     if (validate === undefined) {
-      validate = this.#ajv.compile(schema);
+      // The document's `$ref`s point into it (#/components/schemas/...): resolve them there.
+      const components = this.document.components;
+      validate = this.#ajv.compile(components === undefined ? schema : { ...schema, components });
       this.#validators.set(schema, validate);
     }
     if (!validate(value)) {

@@ -1,0 +1,56 @@
+/** GET /api/users/{subject}/rooms: a subject's rooms, most recent activity first. */
+import { Type } from '@sinclair/typebox';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { MAX_PAGE_LIMIT } from '../domain/message.ts';
+import { Subject, UserRoomSchema } from '../domain/room.ts';
+import type { RoomService } from '../domain/room-service.ts';
+import { COMMON_PROBLEMS, problemResponses } from './responses.ts';
+
+export interface UserRoomRoutesOptions {
+  readonly rooms: RoomService;
+}
+
+const UserRoomsQuerystring = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_PAGE_LIMIT,
+        default: MAX_PAGE_LIMIT,
+        description: 'At most this many rooms, the most active ones (1-1000, default 1000).',
+      }),
+    ),
+  },
+  { description: 'Unknown parameters are ignored.' },
+);
+
+export const userRoomRoutes: FastifyPluginAsyncTypebox<UserRoomRoutesOptions> = async (
+  app,
+  opts,
+) => {
+  app.get(
+    '/api/users/:subject/rooms',
+    {
+      schema: {
+        operationId: 'listUserRooms',
+        summary: 'The rooms a subject is a member of, latest activity first',
+        description:
+          "Its own list, or any with the admin role (403 otherwise). Each entry is the room plus the subject's `role`, `lastMessage` (the room's newest message, or null), `lastRead` and `unread` (up to 100). Activity is the later of the newest message's `createdAt` and the room's `createdAt`; ties by name. `limit` keeps the most active ones.",
+        tags: ['rooms'],
+        params: Type.Object({ subject: Subject }),
+        querystring: UserRoomsQuerystring,
+        response: {
+          200: {
+            description: 'The rooms, most recent activity first',
+            content: { 'application/json': { schema: Type.Array(UserRoomSchema) } },
+          },
+          ...problemResponses(400, 403, ...COMMON_PROBLEMS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const limit = request.query.limit ?? MAX_PAGE_LIMIT;
+      return reply.send(await opts.rooms.roomsOf(request.params.subject, limit, request.actor));
+    },
+  );
+};
