@@ -295,17 +295,29 @@ async function main(): Promise<void> {
 
   /** The service's production build; `cwd` runs another checkout's build (a baseline). */
   const startService = async (name: string, env: Record<string, string>, cwd = ROOT) => {
-    const port = await freePort();
-    const server = await startServer({
-      name,
-      command: serverCommand,
-      env: { ...SERVICE_SETTINGS, ...env, PORT: String(port) },
-      port,
-      readyPath: '/readyz',
-      cwd,
-    });
-    started.push(server);
-    return server;
+    // PostgreSQL's migration lock is one per database, not per schema: a start can wait past
+    // STORE_TIMEOUT_MS while other schemas of the same database migrate, and then exits.
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      try {
+        const server = await startServer({
+          name,
+          command: serverCommand,
+          env: { ...SERVICE_SETTINGS, ...env, PORT: String(port) },
+          port,
+          readyPath: '/readyz',
+          cwd,
+        });
+        started.push(server);
+        return server;
+      } catch (error) {
+        const first = (error as Error).message.split('\n')[0]!;
+        if (attempt === 3 || !first.includes('exited at start')) throw error;
+        notes.push(`${name}: start ${attempt} failed (${first.trim()}), started again`);
+        log(`! ${name}: start ${attempt} failed (${first.trim()}); again in 5 s`);
+        await new Promise((resolve) => setTimeout(resolve, 5000));
+      }
+    }
   };
   const stop = async (server: ServerProcess) => {
     await server.stop();
