@@ -646,32 +646,49 @@ async function main(): Promise<void> {
       );
     }
 
+    /** A group that fails leaves a note, and the groups before it are still reported. */
+    const guarded = async (group: string, work: () => Promise<void>) => {
+      try {
+        await work();
+      } catch (error) {
+        const first = (error as Error).message.split('\n')[0]!;
+        notes.push(`${group} failed: ${first}`);
+        log(`! ${group} failed: ${(error as Error).stack ?? first}`);
+      }
+    };
+
     if (only.has('user-rooms')) {
-      scenarios.push(
-        ...(await userRoomsGroup(cores, pgBench, startService, stop, floor, notes, {
-          dbFile,
-          idsFile,
-        })),
-      );
+      await guarded('user-rooms', async () => {
+        scenarios.push(
+          ...(await userRoomsGroup(cores, pgBench, startService, stop, floor, notes, {
+            dbFile,
+            idsFile,
+          })),
+        );
+      });
     }
 
     let streams: BenchResult['streams'] = null;
     if (only.has('streams')) {
-      streams = await streamsGroup(cores, pgBench, startService, stop, dbFile, notes);
+      await guarded('streams', async () => {
+        streams = await streamsGroup(cores, pgBench, startService, stop, dbFile, notes);
+      });
     }
 
     if (only.has('baseline')) {
       if (flags.baseline === undefined) {
         notes.push('baseline: no --baseline given, so no HEAD/baseline ratio');
       } else {
-        const build = getBaseline();
-        baseline = build.commit;
-        scenarios.push(
-          ...(await baselineGroup(cores, pgBench, build, startService, stop, floor, {
-            dbFile,
-            idsFile,
-          })),
-        );
+        await guarded('baseline', async () => {
+          const build = getBaseline();
+          baseline = build.commit;
+          scenarios.push(
+            ...(await baselineGroup(cores, pgBench, build, startService, stop, floor, {
+              dbFile,
+              idsFile,
+            })),
+          );
+        });
       }
     }
 
