@@ -9,6 +9,11 @@ export function setToken(value) {
   token = value;
 }
 
+/** True once a sign-in gave the page a token (auth on); false with auth off. */
+export function hasToken() {
+  return token !== null;
+}
+
 export class ApiError extends Error {
   constructor(status, problem) {
     super(problem?.detail ?? `HTTP ${status}`);

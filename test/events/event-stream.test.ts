@@ -66,7 +66,10 @@ for (const engine of engines) {
       const lines = stream.raw.split(/\r\n|\n|\r/);
       for (const line of lines.filter((l) => l.startsWith('id:'))) assert.match(line, /^id: \d+$/);
       for (const line of lines.filter((l) => l.startsWith('event:'))) {
-        assert.ok(CHANGE_KINDS.some((kind) => line === `event: ${kind}`), line);
+        assert.ok(
+          CHANGE_KINDS.some((kind) => line === `event: ${kind}`),
+          line,
+        );
       }
       assert.equal(lines.filter((l) => l.startsWith('retry:')).length, 1);
       assert.equal(stream.retry, Number(lines.find((l) => l.startsWith('retry:'))!.slice(7)));

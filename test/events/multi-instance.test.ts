@@ -36,7 +36,7 @@ function random(seed: number) {
 interface Received {
   seq: number;
   event: string;
-  data: Message;
+  data: unknown;
 }
 
 describe('event stream across instances (postgres)', async () => {
@@ -127,19 +127,23 @@ describe('event stream across instances (postgres)', async () => {
         const quota = 5 + Math.floor(rand() * 40);
         await client.waitFor(
           (c) =>
-            changeEvents(c).length >= quota ||
+            c.events.length >= quota ||
             (status.writersDone && Number(c.lastEventId || since) >= status.latest),
           `reader ${index} hop ${hop}`,
           60_000,
         );
         client.close();
-        const events = changeEvents(client);
-        assert.equal(
-          client.events.length,
-          events.length,
+        assert.ok(
+          !client.events.some((e) => e.event === 'reset'),
           `reader ${index}: no reset (${client.raw.slice(0, 200)})`,
         );
-        received.push(...events);
+        received.push(
+          ...client.events.map((e) => ({
+            seq: Number(e.id),
+            event: e.event,
+            data: JSON.parse(e.data) as unknown,
+          })),
+        );
         // The id to resume from is the client's last event id: for a room stream it also moves on heartbeats.
         since = Number(client.lastEventId || since);
         if (status.writersDone && since >= status.latest)

@@ -162,6 +162,8 @@ eachEngine('operations', (engine, shared) => {
       '/problems/method-not-allowed': 405,
       '/problems/request-timeout': 408,
       '/problems/version-conflict': 409,
+      // Removing or demoting a room's last owner: a conflict of its own kind.
+      '/problems/last-owner': 409,
       '/problems/idempotency-in-flight': 409,
       '/problems/precondition-failed': 412,
       '/problems/payload-too-large': 413,

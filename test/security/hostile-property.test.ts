@@ -391,7 +391,10 @@ const validAuthor = fc
     fc.string({ unit: 'grapheme', minLength: 1, maxLength: 16 }),
   )
   .filter(isValidAuthor);
-const validRoom = fc.stringMatching(/^[A-Za-z0-9_.-]{1,64}$/);
+// `.` and `..` cannot be addressed in a path, so they are no room's name.
+const validRoom = fc
+  .stringMatching(/^[A-Za-z0-9_.-]{1,64}$/)
+  .filter((room) => room !== '.' && room !== '..');
 
 // --- sending -------------------------------------------------------------------
 
