@@ -48,6 +48,12 @@ const EventsQuerystring = Type.Object(
         examples: ['42'],
       }),
     ),
+    access_token: Type.Optional(
+      Type.String({
+        description:
+          'The bearer JWT, for clients that cannot send headers (a browser EventSource); only with authentication on, and never together with an Authorization header (400). Answers to such a URL are `Cache-Control: private, no-cache`.',
+      }),
+    ),
   },
   { description: 'Unknown parameters are ignored.' },
 );
