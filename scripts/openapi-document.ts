@@ -11,7 +11,8 @@ export async function servedDocument(): Promise<string> {
   const app = await buildApp(defaultConfig({ databaseUrl: 'sqlite::memory:', logLevel: 'silent' }));
   try {
     const response = await app.http.inject({ url: '/api/openapi.json' });
-    if (response.statusCode !== 200) throw new Error(`GET /api/openapi.json: ${response.statusCode}`);
+    if (response.statusCode !== 200)
+      throw new Error(`GET /api/openapi.json: ${response.statusCode}`);
     return `${JSON.stringify(response.json(), null, 2)}\n`;
   } finally {
     await app.close();

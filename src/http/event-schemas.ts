@@ -65,16 +65,14 @@ export const EVENT_DATA: Readonly<Record<ChangeKind | 'reset', TSchema>> = {
 
 const EventId = Type.String({
   pattern: '^[0-9]+$',
-  description: 'The change sequence number (for `reset`: the latest one); send it as Last-Event-ID.',
+  description:
+    'The change sequence number (for `reset`: the latest one); send it as Last-Event-ID.',
 });
 
 /** One event of the stream as a client parses it: `id`, `event` and `data` (JSON-decoded). */
 export const StreamEventSchema = Type.Union(
   Object.entries(EVENT_DATA).map(([event, data]) =>
-    Type.Object(
-      { id: EventId, event: Type.Literal(event), data },
-      { additionalProperties: false },
-    ),
+    Type.Object({ id: EventId, event: Type.Literal(event), data }, { additionalProperties: false }),
   ),
   {
     $id: 'StreamEvent',

@@ -6,11 +6,7 @@
  * by their `$id`; the routes keep them inline, so validation and
  * serialization are untouched and only the document is rewritten.
  */
-import {
-  CreateMessageBody,
-  MessageSchema,
-  UpdateMessageBody,
-} from '../domain/message.ts';
+import { CreateMessageBody, MessageSchema, UpdateMessageBody } from '../domain/message.ts';
 import {
   LastMessageSchema,
   MembershipSchema,
@@ -88,7 +84,7 @@ const BUDGET = '"(read|write)"';
 export const RESPONSE_HEADERS = {
   'X-Request-Id': {
     description:
-      'Identifies this request in the logs and in a problem\'s `instance`: the request\'s own X-Request-Id when it sent a well-formed one, else a fresh UUID.',
+      "Identifies this request in the logs and in a problem's `instance`: the request's own X-Request-Id when it sent a well-formed one, else a fresh UUID.",
     schema: { type: 'string' },
   },
   RateLimit: {

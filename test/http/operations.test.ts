@@ -191,9 +191,16 @@ eachEngine('operations', (engine, shared) => {
 
     // Every problem response of every operation: its schema names exactly these types, and
     // the statuses the routes declare are the promised ones, every promised one declared.
-    interface Response {
-      content?: Record<string, { schema: { properties: { type: { enum: string[] } } } }>;
+    interface ProblemSchema {
+      properties: { type: { enum: string[] } };
     }
+    interface Response {
+      content?: Record<string, { schema: ProblemSchema | { $ref: string } }>;
+    }
+    // Problems are named once (components.schemas) and referenced.
+    const schemas = document.components.schemas as Record<string, ProblemSchema>;
+    const resolved = (schema: ProblemSchema | { $ref: string }): ProblemSchema =>
+      '$ref' in schema ? schemas[schema.$ref.replace('#/components/schemas/', '')]! : schema;
     const paths = document.paths as Record<
       string,
       Record<string, { responses?: Record<string, Response> }>
@@ -206,7 +213,7 @@ eachEngine('operations', (engine, shared) => {
           if (problem === undefined) continue;
           declared.add(Number(status));
           assert.deepEqual(
-            [...problem.schema.properties.type.enum].sort(),
+            [...resolved(problem.schema).properties.type.enum].sort(),
             Object.keys(promised).sort(),
             `${method.toUpperCase()} ${path} ${status}`,
           );
@@ -238,7 +245,12 @@ eachEngine('operations', (engine, shared) => {
         };
       };
     };
-    const schema = create.requestBody.content['application/json'].schema;
+    const { $ref } = create.requestBody.content['application/json'].schema as unknown as {
+      $ref: string;
+    };
+    const schema = conformance.document.components!.schemas![
+      $ref.replace('#/components/schemas/', '')
+    ] as unknown as (typeof create.requestBody.content)['application/json']['schema'];
     assert.equal(schema.additionalProperties, false);
     assert.equal(schema.properties.content.maxLength, 4000);
     assert.equal(schema.properties.author.maxLength, 64);
