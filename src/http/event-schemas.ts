@@ -6,8 +6,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { ChangeKind } from '../domain/change.ts';
-import { MessageSchema } from '../domain/message.ts';
-import { Author } from '../domain/message.ts';
+import { Author, MessageSchema } from '../domain/message.ts';
 import { MembershipSchema, ReadMarkerSchema, RoomSchema } from '../domain/room.ts';
 
 export const MemberRemovedSchema = Type.Object(
@@ -25,13 +24,15 @@ export const MemberRemovedSchema = Type.Object(
   },
 );
 
-const { unread: _unread, ...markerFields } = ReadMarkerSchema.properties;
-export const ReadMarkerChangeSchema = Type.Object(markerFields, {
-  $id: 'ReadMarkerChange',
-  additionalProperties: false,
-  description:
-    'The data of `read-marker.updated`: the marker without `unread` (which depends on the moment, not on the change).',
-});
+export const ReadMarkerChangeSchema = Type.Object(
+  Type.Omit(ReadMarkerSchema, ['unread']).properties,
+  {
+    $id: 'ReadMarkerChange',
+    additionalProperties: false,
+    description:
+      'The data of `read-marker.updated`: the marker without `unread` (which depends on the moment, not on the change).',
+  },
+);
 
 export const ResetSchema = Type.Object(
   {

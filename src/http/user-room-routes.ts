@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MAX_PAGE_LIMIT } from '../domain/message.ts';
-import { Subject, UserRoomSchema } from '../domain/room.ts';
+import { Subject } from '../domain/room.ts';
 import type { RoomService } from '../domain/room-service.ts';
 import { UserRoomListSchema } from './list-bodies.ts';
 import { COMMON_PROBLEMS, problemResponses } from './responses.ts';
