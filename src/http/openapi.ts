@@ -30,8 +30,22 @@ const { version } = JSON.parse(
 interface OperationObject {
   readonly operationId?: string;
   readonly requestBody?: { required?: boolean };
-  readonly responses?: Record<string, { headers?: Record<string, unknown> }>;
+  readonly responses?: Record<
+    string,
+    { headers?: Record<string, unknown>; content?: Record<string, Record<string, unknown>> }
+  >;
   'x-events'?: unknown;
+}
+
+/**
+ * SSE has no place in OpenAPI 3.1: the event types and the schema of each one's
+ * data go in `x-events`, and the stream's media type names its item schema in
+ * `x-item-schema` (what OpenAPI 3.2 calls `itemSchema`).
+ */
+function describeEvents(operation: OperationObject): void {
+  operation['x-events'] = referencingNamed(EVENTS_EXTENSION);
+  const media = operation.responses?.['200']?.content?.['text/event-stream'];
+  if (media !== undefined) media['x-item-schema'] = { $ref: '#/components/schemas/StreamEvent' };
 }
 
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
@@ -55,9 +69,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           }
           declareCommonHeaders(path, operation.responses ?? {});
           // SSE has no place in OpenAPI: the event types and their data, as an extension.
-          if (operation.operationId === 'streamEvents') {
-            operation['x-events'] = referencingNamed(EVENTS_EXTENSION);
-          }
+          if (operation.operationId === 'streamEvents') describeEvents(operation);
         }
       }
       return { ...openapiObject, 'x-unlisted-requests': UNLISTED_REQUESTS_EXTENSION };
