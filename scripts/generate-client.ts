@@ -25,7 +25,7 @@ const HEADER = `/**
 export async function generatedFiles(): Promise<{ document: string; types: string }> {
   const document = await servedDocument();
   // The document's own info.description carries the problem table; the types need none of it.
-  const types = astToString(await openapiTS(JSON.parse(document) as object, { silent: true }));
+  const types = astToString(await openapiTS(document, { silent: true }));
   return { document, types: HEADER + types };
 }
 

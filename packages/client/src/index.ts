@@ -129,7 +129,7 @@ export class MessageServiceClient {
    */
   async editMessage(
     id: string,
-    edit: (current: Message) => string,
+    edit: (current: Message) => string | Promise<string>,
     options: EditOptions = {},
   ): Promise<Message> {
     const attempts = options.attempts ?? 3;
@@ -139,7 +139,7 @@ export class MessageServiceClient {
       const etag = read.response.headers.get('etag') ?? `"${read.data.version}"`;
       const written = await this.api.PUT('/api/messages/{id}', {
         params: { path: { id }, header: { 'if-match': etag } },
-        body: { content: edit(read.data) },
+        body: { content: await edit(read.data) },
       });
       if (written.data !== undefined) return written.data;
       if (written.response.status !== 412 || attempt >= attempts) {
