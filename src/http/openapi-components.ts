@@ -78,24 +78,26 @@ export function namedSchemas(): Record<string, object> {
 }
 
 const DIGITS = '^(0|[1-9][0-9]*)$';
-const BUDGET = '"(read|write)"';
+/** A list of budgets as draft-ietf-httpapi-ratelimit-headers-10 writes them: `"name";key=value;...`. */
+const ITEM = '"[a-z]+"(;[a-z]+=([0-9]+|"[^"]*"))*';
+const BUDGETS = `^${ITEM}(, *${ITEM})*$`;
 
 /** The headers the service adds to many answers, by their name in components.headers. */
 export const RESPONSE_HEADERS = {
   'X-Request-Id': {
     description:
-      "Identifies this request in the logs and in a problem's `instance`: the request's own X-Request-Id when it sent a well-formed one, else a fresh UUID.",
+      "Identifies this request in the logs and in a problem's `instance`: the request's own X-Request-Id when it sent a well-formed one (1-128 characters of A-Z a-z 0-9 . _ ~ : -), else a fresh UUID.",
     schema: { type: 'string' },
   },
   RateLimit: {
     description:
-      'While rate limits are on: the budget this request spent, what remains of it (`r`) and the seconds until it refills (`t`), as in draft-ietf-httpapi-ratelimit-headers-10, e.g. `"write";r=49;t=10`.',
-    schema: { type: 'string', pattern: `^${BUDGET};r=[0-9]+;t=[0-9]+$` },
+      'While rate limits are on: the budget this request spent, what remains of it (`r`) and the seconds until it refills (`t`), as in draft-ietf-httpapi-ratelimit-headers-10, e.g. `"write";r=49;t=10`. A 429 for too many open streams or lists adds that budget: `"events";r=0`.',
+    schema: { type: 'string', pattern: BUDGETS },
   },
   'RateLimit-Policy': {
     description:
-      'While rate limits are on: the budget this request spends, its size (`q` requests) and window (`w` seconds), e.g. `"write";q=50;w=10`.',
-    schema: { type: 'string', pattern: `^${BUDGET};q=[0-9]+;w=[0-9]+$` },
+      'While rate limits are on: the budget this request spends, its size (`q` requests) and window (`w` seconds), e.g. `"write";q=50;w=10`. A 429 for too many open streams or lists adds that cap: `"events";q=20;qu="concurrency"`.',
+    schema: { type: 'string', pattern: BUDGETS },
   },
   'Retry-After': {
     description: 'Seconds to wait before trying again (an integer, as text).',

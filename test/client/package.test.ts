@@ -42,7 +42,7 @@ it('the package is publishable: it builds with tsc and its build loads in plain 
     types: './dist/index.d.ts',
     import: './dist/index.js',
   });
-  assert.ok(manifest.files.includes('dist'));
+  assert.ok(manifest.files.includes('dist') && manifest.files.includes('src'));
 
   // Inside the package, so that its imports resolve as they would once installed.
   const out = mkdtempSync(join(PACKAGE_DIR, '.build-test-'));

@@ -835,11 +835,11 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
-        /** @description Identifies this request in the logs and in a problem's `instance`: the request's own X-Request-Id when it sent a well-formed one, else a fresh UUID. */
+        /** @description Identifies this request in the logs and in a problem's `instance`: the request's own X-Request-Id when it sent a well-formed one (1-128 characters of A-Z a-z 0-9 . _ ~ : -), else a fresh UUID. */
         "X-Request-Id": string;
-        /** @description While rate limits are on: the budget this request spent, what remains of it (`r`) and the seconds until it refills (`t`), as in draft-ietf-httpapi-ratelimit-headers-10, e.g. `"write";r=49;t=10`. */
+        /** @description While rate limits are on: the budget this request spent, what remains of it (`r`) and the seconds until it refills (`t`), as in draft-ietf-httpapi-ratelimit-headers-10, e.g. `"write";r=49;t=10`. A 429 for too many open streams or lists adds that budget: `"events";r=0`. */
         RateLimit: string;
-        /** @description While rate limits are on: the budget this request spends, its size (`q` requests) and window (`w` seconds), e.g. `"write";q=50;w=10`. */
+        /** @description While rate limits are on: the budget this request spends, its size (`q` requests) and window (`w` seconds), e.g. `"write";q=50;w=10`. A 429 for too many open streams or lists adds that cap: `"events";q=20;qu="concurrency"`. */
         "RateLimit-Policy": string;
         /** @description Seconds to wait before trying again (an integer, as text). */
         "Retry-After": string;
