@@ -134,7 +134,7 @@ eachEngine('operations', (engine, shared) => {
     assert.match(initializer.body, /\/api\/openapi\.json/, 'the page loads our document');
   });
 
-  it('/api/openapi.json is OpenAPI 3.1 and describes every endpoint of the contract', async () => {
+  it('/api/openapi.json is OpenAPI 3.1 and describes every endpoint of docs/api.md', async () => {
     const response = await shared().inject({ url: '/api/openapi.json' });
     assert.equal(response.statusCode, 200);
     assert.match(String(response.headers['content-type']), /^application\/json/);
@@ -149,7 +149,7 @@ eachEngine('operations', (engine, shared) => {
   });
 
   it('/api/openapi.json lists exactly the problem types clients were promised, each with its status', async () => {
-    // Written out here from the contract's error table, not read from src/errors.ts (the
+    // Written out here from the error table of docs/errors.md, not read from src/errors.ts (the
     // document is generated from that catalog, so comparing the two would prove nothing).
     const promised: Record<string, number> = {
       '/problems/malformed-body': 400,

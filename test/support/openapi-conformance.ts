@@ -5,7 +5,7 @@
  * (it must be documented), the content type, the body schema (Ajv, JSON
  * Schema 2020-12, as OpenAPI 3.1 says) and every documented header that is
  * present. Paths the document does not list may only answer what the
- * contract says unknown paths answer (301/308 to a known path, 404, 405 with
+ * docs/errors.md says unknown paths answer (301/308 to a known path, 404, 405 with
  * Allow), as an RFC 9457 problem of the documented shape.
  */
 import assert from 'node:assert/strict';
