@@ -99,6 +99,11 @@ export const RESPONSE_HEADERS = {
       'While rate limits are on: the budget this request spends, its size (`q` requests) and window (`w` seconds), e.g. `"write";q=50;w=10`. A 429 for too many open streams or lists adds that cap: `"events";q=20;qu="concurrency"`.',
     schema: { type: 'string', pattern: BUDGETS },
   },
+  'Cache-Control': {
+    description:
+      '`no-cache` on every API answer: a cache must ask again before reusing it; `private, no-cache` when the URL carried an `access_token`.',
+    schema: { type: 'string', pattern: '^(private, )?no-cache$' },
+  },
   'Retry-After': {
     description: 'Seconds to wait before trying again (an integer, as text).',
     schema: { type: 'string', pattern: DIGITS },
@@ -163,13 +168,18 @@ interface ResponseObject {
 
 /**
  * Declares the headers added outside the routes on every answer that carries
- * them: X-Request-Id everywhere, the rate-limit pair where a budget is spent,
+ * them: X-Request-Id everywhere, Cache-Control on /api, the rate-limit pair where a budget is spent,
  * Retry-After on 409/429/503 and WWW-Authenticate on 401.
  */
 export function declareCommonHeaders(path: string, responses: Record<string, ResponseObject>) {
   for (const [status, response] of Object.entries(responses)) {
     const headers: Record<string, unknown> = { ...response.headers };
+    const declared = new Set(Object.keys(headers).map((name) => name.toLowerCase()));
     headers['X-Request-Id'] = ref('X-Request-Id');
+    // The event stream declares its own (no-transform added).
+    if (path.startsWith('/api/') && !declared.has('cache-control')) {
+      headers['Cache-Control'] = ref('Cache-Control');
+    }
     if (rateLimited(path)) {
       headers.RateLimit = ref('RateLimit');
       headers['RateLimit-Policy'] = ref('RateLimit-Policy');

@@ -15,6 +15,7 @@ it('rate-limit headers and Retry-After match their declarations, up to the 429',
     async ({ inject, conformance }) => {
       const headers = conformance.document.components?.headers ?? {};
       assert.deepEqual(Object.keys(headers).sort(), [
+        'Cache-Control',
         'RateLimit',
         'RateLimit-Policy',
         'Retry-After',
@@ -27,6 +28,7 @@ it('rate-limit headers and Retry-After match their declarations, up to the 429',
       });
       assert.equal(first.statusCode, 200);
       assert.equal(first.headers['x-request-id'], 'r-1');
+      assert.equal(first.headers['cache-control'], 'no-cache');
       assert.equal(first.headers['ratelimit-policy'], '"read";q=3;w=60');
       assert.equal(first.headers.ratelimit, '"read";r=1;t=60');
       assert.match(String(first.headers['event-seq']), /^[0-9]+$/);
