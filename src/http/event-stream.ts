@@ -93,7 +93,10 @@ latest change, the first event is \`event: reset\` with \`id: <latest>\` and
 \`data: {"latest":<n>,"reason":"purged"|"ahead"}\`: reload the list. A client that leaves
 256 KiB unread for a heartbeat interval is dropped; it reconnects with Last-Event-ID. One client
 (the token's subject, else its address) may hold EVENTS_MAX_STREAMS_PER_CLIENT open streams
-(default 20); one more is a 429.`;
+(default 20); one more is a 429.
+
+The \`x-events\` extension of this operation maps every event type to the schema of its \`data\`;
+\`x-item-schema\` on the media type names \`StreamEvent\`, one event as a client parses it.`;
 
 function parseSeq(raw: string, where: { header: string } | { parameter: string }): number {
   const value = Number(raw);

@@ -92,6 +92,8 @@ ${problemTable}
 Every API response carries \`Cache-Control: no-cache\` and \`X-Request-Id\`; any response to a URL
 that carries \`access_token\` (its name decoded, in any letter case) is \`Cache-Control: private,
 no-cache\`, and a trailing-slash redirect never repeats the token in its \`Location\`.
+Requests that no operation lists (a known path with a trailing slash: 301/308; a method the path
+lacks: 405 with \`Allow\`; an unknown path: 404) are described in \`x-unlisted-requests\`.
 
 A validation failure lists one \`errors\` entry per failed rule, at most ${MAX_LISTED_ERRORS} (\`detail\`
 then says how many more failed); long names and details are shortened. Bodies nesting arrays and

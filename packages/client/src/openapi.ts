@@ -307,6 +307,9 @@ export interface paths {
          *     256 KiB unread for a heartbeat interval is dropped; it reconnects with Last-Event-ID. One client
          *     (the token's subject, else its address) may hold EVENTS_MAX_STREAMS_PER_CLIENT open streams
          *     (default 20); one more is a 429.
+         *
+         *     The `x-events` extension of this operation maps every event type to the schema of its `data`;
+         *     `x-item-schema` on the media type names `StreamEvent`, one event as a client parses it.
          */
         get: operations["streamEvents"];
         put?: never;
