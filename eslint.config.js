@@ -8,7 +8,17 @@ const restrict = (patterns) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules', 'dist', 'data', 'bench/results', 'test-output', 'public/vendor'] },
+  {
+    ignores: [
+      'node_modules',
+      'dist',
+      'packages/*/dist',
+      'data',
+      'bench/results',
+      'test-output',
+      'public/vendor',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

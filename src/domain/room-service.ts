@@ -1,7 +1,7 @@
 /**
  * The rules around rooms, memberships and read markers: who may (through
  * room-access.ts), the last owner, forward-only markers, fixed fields and
- * versions, in the contract's order of errors. The stores make each write
+ * versions, in the order of errors of docs/errors.md. The stores make each write
  * atomic and run these decisions inside it.
  */
 import { AppError, ErrorKinds } from '../errors.ts';

@@ -4,7 +4,7 @@
  * CORS preflights, and so does /metrics unless METRICS_TOKEN gives it a token
  * of its own (its route counts and process details are not for anyone). It
  * runs in onRequest, before the body is read, so a 401 comes before 413, 415
- * and 400 as the contract's precedence says. The event stream also takes
+ * and 400 as the precedence in docs/errors.md says. The event stream also takes
  * `?access_token=` (an EventSource cannot send headers).
  */
 import { Type } from '@sinclair/typebox';

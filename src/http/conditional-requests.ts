@@ -54,7 +54,7 @@ export function ifMatchPrecondition(
 /**
  * A predicate on the current version for If-None-Match (weak comparison; true
  * means answer 304). Parsed before the message is looked up, so a malformed
- * header is a 400 even for an id that is not stored (the contract's precedence).
+ * header is a 400 even for an id that is not stored (the precedence in docs/errors.md).
  */
 export function ifNoneMatchCondition(header: string | undefined): (version: number) => boolean {
   if (header === undefined) return () => false;

@@ -48,6 +48,12 @@ const EventsQuerystring = Type.Object(
         examples: ['42'],
       }),
     ),
+    access_token: Type.Optional(
+      Type.String({
+        description:
+          'The bearer JWT, for clients that cannot send headers (a browser EventSource); only with authentication on, and never together with an Authorization header (400). Answers to such a URL are `Cache-Control: private, no-cache`.',
+      }),
+    ),
   },
   { description: 'Unknown parameters are ignored.' },
 );
@@ -87,7 +93,10 @@ latest change, the first event is \`event: reset\` with \`id: <latest>\` and
 \`data: {"latest":<n>,"reason":"purged"|"ahead"}\`: reload the list. A client that leaves
 256 KiB unread for a heartbeat interval is dropped; it reconnects with Last-Event-ID. One client
 (the token's subject, else its address) may hold EVENTS_MAX_STREAMS_PER_CLIENT open streams
-(default 20); one more is a 429.`;
+(default 20); one more is a 429.
+
+The \`x-events\` extension of this operation maps every event type to the schema of its \`data\`;
+\`x-item-schema\` on the media type names \`StreamEvent\`, one event as a client parses it.`;
 
 function parseSeq(raw: string, where: { header: string } | { parameter: string }): number {
   const value = Number(raw);

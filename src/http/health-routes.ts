@@ -9,7 +9,14 @@ export interface HealthOptions {
   readonly isStopping: () => boolean;
 }
 
-const Status = Type.Object({ status: Type.String() });
+export const HealthStatusSchema = Type.Object(
+  { status: Type.String({ description: '`ok` (liveness) or `ready` (readiness).' }) },
+  { $id: 'HealthStatus', description: 'A probe answer.' },
+);
+
+function probeAnswer(description: string) {
+  return { description, content: { 'application/json': { schema: HealthStatusSchema } } };
+}
 
 export function registerHealthRoutes(app: FastifyInstance, options: HealthOptions): void {
   app.get(
@@ -20,7 +27,7 @@ export function registerHealthRoutes(app: FastifyInstance, options: HealthOption
         summary: 'Liveness: the process answers',
         description: 'Always 200 while the process runs; needs nothing else.',
         tags: ['operations'],
-        response: { 200: Status },
+        response: { 200: probeAnswer('Alive: `{"status":"ok"}`') },
       },
     },
     async () => ({ status: 'ok' }),
@@ -34,7 +41,10 @@ export function registerHealthRoutes(app: FastifyInstance, options: HealthOption
         description:
           '503 (with Retry-After) while the store is unreachable and from the start of a graceful shutdown. Spends the read budget of the rate limits (a probe every few seconds is far within it).',
         tags: ['operations'],
-        response: { 200: Status, ...problemResponses(429, 503) },
+        response: {
+          200: probeAnswer('Ready: `{"status":"ready"}`'),
+          ...problemResponses(429, 503),
+        },
       },
     },
     async () => {

@@ -16,6 +16,7 @@ import {
   sendObjectList,
   type StreamedListOptions,
 } from './object-lists.ts';
+import { MembershipListSchema } from './list-bodies.ts';
 import { COMMON_PROBLEMS, problemResponses } from './responses.ts';
 
 export interface MemberRoutesOptions {
@@ -56,7 +57,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<MemberRoutesOptions> = asyn
           200: {
             description: 'The memberships, by subject',
             headers: LIST_HEADERS,
-            content: { 'application/json': { schema: Type.Array(MembershipSchema) } },
+            content: { 'application/json': { schema: MembershipListSchema } },
           },
           ...problemResponses(400, 403, 404, ...COMMON_PROBLEMS),
         },

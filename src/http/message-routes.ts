@@ -22,6 +22,8 @@ import { assertJsonContentType } from './json-body.ts';
 import { listStream } from './list-stream.ts';
 import { ListQuerystring, nextPageUrl, toListQuery } from './list-query.ts';
 import { withMoreFailures } from './problem.ts';
+import { MessageListSchema } from './list-bodies.ts';
+import { LIST_HEADERS } from './object-lists.ts';
 import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
 
 export interface MessageRoutesOptions {
@@ -123,14 +125,8 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         response: {
           200: {
             description: 'The messages in the requested order',
-            headers: {
-              'event-seq': header(
-                'The last change committed before the read began: resume /api/events?since= from it.',
-                { type: 'integer' },
-              ),
-              link: header('<...>; rel="next" when limit cut the page short (RFC 8288)'),
-            },
-            content: { 'application/json': { schema: Type.Array(MessageSchema) } },
+            headers: LIST_HEADERS,
+            content: { 'application/json': { schema: MessageListSchema } },
           },
           ...problemResponses(400, 403, ...COMMON_PROBLEMS),
         },

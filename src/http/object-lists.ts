@@ -11,7 +11,7 @@ import { MAX_PAGE_LIMIT } from '../domain/message.ts';
 import type { ObjectPage } from '../domain/room-store.ts';
 import type { ClientSlots } from './client-slots.ts';
 import { listStream } from './list-stream.ts';
-import { header } from './responses.ts';
+import { EVENT_SEQ, header } from './responses.ts';
 
 /** How many items one batch of a streamed list reads. */
 export const OBJECT_STREAM_BATCH = 500;
@@ -26,7 +26,7 @@ export const PageLimit = Type.Integer({
 export const LIST_HEADERS = {
   'event-seq': header(
     'The last change committed before the read began: resume /api/events?since= from it.',
-    { type: 'integer' },
+    EVENT_SEQ,
   ),
   link: header('<...>; rel="next" when limit cut the page short (RFC 8288)'),
 };

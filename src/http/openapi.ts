@@ -2,66 +2,50 @@
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { readFileSync } from 'node:fs';
 import { ErrorKinds } from '../errors.ts';
-import {
-  LastMessageSchema,
-  MembershipSchema,
-  PutMembershipBody,
-  PutReadMarkerBody,
-  PutRoomBody,
-  ReadMarkerSchema,
-  RoomSchema,
-  UserRoomSchema,
-} from '../domain/room.ts';
 import { docsContentSecurityPolicy } from './security.ts';
 import { MAX_JSON_DEPTH } from './json-body.ts';
 import { MAX_LISTED_ERRORS } from './problem.ts';
 import { problemResponses } from './responses.ts';
+import { EVENTS_EXTENSION } from './event-schemas.ts';
+import {
+  RESPONSE_HEADERS,
+  UNLISTED_REQUESTS_EXTENSION,
+  UNLISTED_RESPONSES,
+  declareCommonHeaders,
+  namedSchemas,
+  referencingNamed,
+} from './openapi-components.ts';
 
 const problemTable = Object.values(ErrorKinds)
   .map((k) => `| \`${k.type}\` | ${k.status} | ${k.title} |`)
   .join('\n');
 
-/**
- * The shapes the document names: each is published once in components.schemas
- * and referenced by `$ref` wherever a route schema holds it (found by `$id`).
- * The routes keep the schemas inline, so validation and serialization are
- * untouched; only the document is rewritten.
- */
-const NAMED_SCHEMAS: readonly { readonly $id?: string }[] = [
-  RoomSchema,
-  PutRoomBody,
-  MembershipSchema,
-  PutMembershipBody,
-  ReadMarkerSchema,
-  PutReadMarkerBody,
-  UserRoomSchema,
-  LastMessageSchema,
-];
-const NAMED = new Set(NAMED_SCHEMAS.map((s) => s.$id));
-
-/** A copy of `node` with every named schema inside it (not `node` itself when `keepRoot`) replaced by its `$ref`. */
-function referencingNamed(node: unknown, keepRoot = false): unknown {
-  if (Array.isArray(node)) return node.map((item) => referencingNamed(item));
-  if (node === null || typeof node !== 'object') return node;
-  const { $id } = node as { $id?: unknown };
-  if (!keepRoot && typeof $id === 'string' && NAMED.has($id)) {
-    return { $ref: `#/components/schemas/${$id}` };
-  }
-  return Object.fromEntries(
-    Object.entries(node).map(([key, value]) => [key, referencingNamed(value)]),
-  );
-}
-
-function namedComponents(): Record<string, object> {
-  return Object.fromEntries(
-    NAMED_SCHEMAS.map((schema) => [schema.$id, referencingNamed(schema, true) as object]),
-  );
-}
+/** The package's version is the API's: both src/http and dist/http sit two levels below it. */
+const { version } = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+) as { version: string };
 
 interface OperationObject {
   readonly operationId?: string;
   readonly requestBody?: { required?: boolean };
+  readonly responses?: Record<
+    string,
+    { headers?: Record<string, unknown>; content?: Record<string, Record<string, unknown>> }
+  >;
+  'x-events'?: unknown;
+}
+
+/**
+ * SSE has no place in OpenAPI 3.1: the event types and the schema of each one's
+ * data go in `x-events`, and the stream's media type names its item schema in
+ * `x-item-schema` (what OpenAPI 3.2 calls `itemSchema`).
+ */
+function describeEvents(operation: OperationObject): void {
+  operation['x-events'] = referencingNamed(EVENTS_EXTENSION);
+  const media = operation.responses?.['200']?.content?.['text/event-stream'];
+  if (media !== undefined) media['x-item-schema'] = { $ref: '#/components/schemas/StreamEvent' };
 }
 
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
@@ -78,21 +62,24 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     transformObject: (documentObject) => {
       if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
       const { openapiObject } = documentObject;
-      for (const item of Object.values(openapiObject.paths ?? {})) {
+      for (const [path, item] of Object.entries(openapiObject.paths ?? {})) {
         for (const operation of Object.values(item ?? {}) as OperationObject[]) {
           if (operation.requestBody !== undefined && optionalBodies.has(operation.operationId)) {
             operation.requestBody.required = false;
           }
+          declareCommonHeaders(path, operation.responses ?? {});
+          // SSE has no place in OpenAPI: the event types and their data, as an extension.
+          if (operation.operationId === 'streamEvents') describeEvents(operation);
         }
       }
-      return openapiObject;
+      return { ...openapiObject, 'x-unlisted-requests': UNLISTED_REQUESTS_EXTENSION };
     },
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Message service',
-        version: '1.0.0',
-        license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
+        version,
+        license: { name: 'MIT', identifier: 'MIT' },
         contact: { name: 'The message service maintainers (see the README)' },
         description: `Chat messages over a JSON HTTP API, with a change stream.
 
@@ -105,6 +92,8 @@ ${problemTable}
 Every API response carries \`Cache-Control: no-cache\` and \`X-Request-Id\`; any response to a URL
 that carries \`access_token\` (its name decoded, in any letter case) is \`Cache-Control: private,
 no-cache\`, and a trailing-slash redirect never repeats the token in its \`Location\`.
+Requests that no operation lists (a known path with a trailing slash: 301/308; a method the path
+lacks: 405 with \`Allow\`; an unknown path: 404) are described in \`x-unlisted-requests\`.
 
 A validation failure lists one \`errors\` entry per failed rule, at most ${MAX_LISTED_ERRORS} (\`detail\`
 then says how many more failed); long names and details are shortened. Bodies nesting arrays and
@@ -124,7 +113,9 @@ headers \`RateLimit-Policy: "write";q=50;w=10\` and \`RateLimit: "write";r=49;t=
 the answer is a 429 problem with \`Retry-After\`.`,
       },
       components: {
-        schemas: namedComponents(),
+        schemas: namedSchemas(),
+        headers: RESPONSE_HEADERS,
+        responses: UNLISTED_RESPONSES,
         securitySchemes: {
           bearerAuth: {
             type: 'http',

@@ -17,6 +17,19 @@ const MAX_DETAIL_CHARS = 500;
 const MAX_ENTRY_DETAIL_CHARS = 200;
 const MAX_LOCATION_CHARS = 128;
 
+/** One failed rule of a validation problem. */
+export const FieldErrorSchema = Type.Object(
+  {
+    detail: Type.String(),
+    pointer: Type.Optional(
+      Type.String({ description: 'JSON Pointer into the body, e.g. #/content' }),
+    ),
+    parameter: Type.Optional(Type.String({ description: 'A query parameter name' })),
+    header: Type.Optional(Type.String({ description: 'A request header name' })),
+  },
+  { $id: 'FieldError', description: 'One failed rule: its detail and where it failed.' },
+);
+
 export const ProblemSchema = Type.Object(
   {
     type: Type.String({
@@ -28,22 +41,12 @@ export const ProblemSchema = Type.Object(
     detail: Type.String(),
     instance: Type.String({ description: 'Identifies this occurrence: the request id.' }),
     errors: Type.Optional(
-      Type.Array(
-        Type.Object({
-          detail: Type.String(),
-          pointer: Type.Optional(
-            Type.String({ description: 'JSON Pointer into the body, e.g. #/content' }),
-          ),
-          parameter: Type.Optional(Type.String({ description: 'A query parameter name' })),
-          header: Type.Optional(Type.String({ description: 'A request header name' })),
-        }),
-        {
-          description: `One entry per failed rule; each names exactly one of pointer, parameter, header. At most ${MAX_LISTED_ERRORS} are listed (detail then says how many more failed); long names and details are shortened with "…".`,
-        },
-      ),
+      Type.Array(FieldErrorSchema, {
+        description: `One entry per failed rule; each names exactly one of pointer, parameter, header. At most ${MAX_LISTED_ERRORS} are listed (detail then says how many more failed); long names and details are shortened with "…".`,
+      }),
     ),
   },
-  { description: 'An RFC 9457 problem.' },
+  { $id: 'Problem', description: 'An RFC 9457 problem.' },
 );
 export type Problem = Static<typeof ProblemSchema>;
 

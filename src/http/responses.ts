@@ -30,3 +30,6 @@ export const COMMON_PROBLEMS = [401, 429, 500, 503] as const;
 export function header(description: string, schema: object = { type: 'string' }) {
   return { ...schema, description };
 }
+
+/** A change sequence number sent in a header: an integer, written in decimal digits. */
+export const EVENT_SEQ = { type: 'string', pattern: '^(0|[1-9][0-9]*)$' } as const;

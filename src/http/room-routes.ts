@@ -17,6 +17,7 @@ import {
   sendObjectList,
   type StreamedListOptions,
 } from './object-lists.ts';
+import { RoomListSchema } from './list-bodies.ts';
 import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
 
 export interface RoomRoutesOptions {
@@ -57,7 +58,7 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRoutesOptions> = async (a
           200: {
             description: 'The rooms, by name',
             headers: LIST_HEADERS,
-            content: { 'application/json': { schema: Type.Array(RoomSchema) } },
+            content: { 'application/json': { schema: RoomListSchema } },
           },
           ...problemResponses(400, ...COMMON_PROBLEMS),
         },

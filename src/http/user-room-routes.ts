@@ -2,8 +2,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MAX_PAGE_LIMIT } from '../domain/message.ts';
-import { Subject, UserRoomSchema } from '../domain/room.ts';
+import { Subject } from '../domain/room.ts';
 import type { RoomService } from '../domain/room-service.ts';
+import { UserRoomListSchema } from './list-bodies.ts';
 import { COMMON_PROBLEMS, problemResponses } from './responses.ts';
 
 export interface UserRoomRoutesOptions {
@@ -42,7 +43,7 @@ export const userRoomRoutes: FastifyPluginAsyncTypebox<UserRoomRoutesOptions> = 
         response: {
           200: {
             description: 'The rooms, most recent activity first',
-            content: { 'application/json': { schema: Type.Array(UserRoomSchema) } },
+            content: { 'application/json': { schema: UserRoomListSchema } },
           },
           ...problemResponses(400, 403, ...COMMON_PROBLEMS),
         },

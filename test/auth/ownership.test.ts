@@ -1,7 +1,7 @@
 /**
  * Who may do what with auth on, on both engines: the token's subject is the
  * author, only the author (or an admin) may edit or delete, and the answers
- * keep the contract's precedence (404, then 403, then 400 fixed field, 409, 412).
+ * keep the precedence of docs/errors.md (404, then 403, then 400 fixed field, 409, 412).
  */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';

@@ -16,7 +16,7 @@ import { ensureStopped, startService, type ServiceProcess } from './support/serv
 import { WriteLedger } from './support/write-ledger.ts';
 
 const CLIENTS = 16;
-/** A claim left in flight by a killed process is free again within 30 s (contract). */
+/** A claim left in flight by a killed process is free again within 30 s (docs/concepts.md, "Retried creates"). */
 const CLAIM_EXPIRY_WAIT_MS = 40_000;
 
 for (const engine of engines) {

@@ -1,6 +1,6 @@
 /**
  * BATCHING=off (docs/schedulers.md): every per-turn scheduler off, the API
- * keeps its contract. A representative part of it on both engines, over a
+ * keeps its HTTP behaviour. A representative part of it on both engines, over a
  * real socket, with requests in parallel so that the unbatched paths (each
  * request at once, each read and write alone) run side by side.
  */

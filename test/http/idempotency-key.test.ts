@@ -1,4 +1,4 @@
-/** Retried creates: Idempotency-Key (the contract's "Retried creates"). */
+/** Retried creates: Idempotency-Key (docs/concepts.md, "Retried creates"). */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { it } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * The field rules and bad input of every kind (the contract's "The message"):
+ * The field rules and bad input of every kind (docs/concepts.md, "Messages"):
  * always a 400 problem naming the field, never a 500, never silently changed.
  */
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-/** POST /api/messages and the message's fields (the contract's "The message", "Endpoints"). */
+/** POST /api/messages and the message's fields (docs/concepts.md "Messages", docs/api.md). */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import {

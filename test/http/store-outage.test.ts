@@ -1,6 +1,6 @@
 /**
  * 503 when the store is unreachable, and recovery by itself when it is back
- * (the contract's error table; /readyz). PostgreSQL is reached through a TCP
+ * (docs/errors.md; /readyz). PostgreSQL is reached through a TCP
  * proxy that the test closes and reopens: a real outage, on a private port.
  */
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ import { TcpProxy } from './tcp-proxy.ts';
 
 const skip = await skipUnlessEngine(postgresEngine);
 
-/** Polls `probe` until it is true (bounded: the contract's recovery is "by itself", not instant). */
+/** Polls `probe` until it is true (bounded: the service recovers "by itself" (docs/errors.md), not at once). */
 async function eventually(probe: () => Promise<boolean>, what: string): Promise<void> {
   for (let attempt = 0; attempt < 100; attempt += 1) {
     if (await probe()) return;

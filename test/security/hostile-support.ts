@@ -51,7 +51,7 @@ function isRefusedControl(ch: string): boolean {
   return (c <= 0x1f && c !== 0x09 && c !== 0x0a && c !== 0x0d) || (c >= 0x7f && c <= 0x9f);
 }
 
-/** The contract's rules for content: 1-4000 code points, not blank, no Cc but tab/LF/CR, no lone surrogate. */
+/** The rules for content (docs/concepts.md): 1-4000 code points, not blank, no Cc but tab/LF/CR, no lone surrogate. */
 export function isValidContent(text: string): boolean {
   const n = codePoints(text);
   return (

@@ -1,5 +1,5 @@
 /**
- * A 2xx write survives kill -9 of the server (the contract's "Durability"), and a
+ * A 2xx write survives kill -9 of the server (docs/concepts.md, "Durability"), and a
  * write that was not answered either fully happened or did not happen.
  */
 import assert from 'node:assert/strict';

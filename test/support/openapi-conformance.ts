@@ -5,7 +5,7 @@
  * (it must be documented), the content type, the body schema (Ajv, JSON
  * Schema 2020-12, as OpenAPI 3.1 says) and every documented header that is
  * present. Paths the document does not list may only answer what the
- * contract says unknown paths answer (301/308 to a known path, 404, 405 with
+ * docs/errors.md says unknown paths answer (301/308 to a known path, 404, 405 with
  * Allow), as an RFC 9457 problem of the documented shape.
  */
 import assert from 'node:assert/strict';
@@ -22,9 +22,14 @@ interface MediaType {
   readonly schema?: Schema;
 }
 
+interface HeaderObject {
+  readonly schema?: Schema;
+  readonly $ref?: string;
+}
+
 interface ResponseObject {
   readonly content?: Record<string, MediaType>;
-  readonly headers?: Record<string, { readonly schema?: Schema }>;
+  readonly headers?: Record<string, HeaderObject>;
 }
 
 interface Operation {
@@ -34,7 +39,10 @@ interface Operation {
 export interface OpenApiDocument {
   readonly openapi: string;
   readonly paths: Record<string, Record<string, Operation>>;
-  readonly components?: { readonly schemas?: Record<string, Schema> };
+  readonly components?: {
+    readonly schemas?: Record<string, Schema>;
+    readonly headers?: Record<string, HeaderObject>;
+  };
 }
 
 /** What a check needs of a response, whether it came from inject or a real socket. */
@@ -153,13 +161,23 @@ export class OpenApiConformance {
   }
 
   #checkHeaders(response: ReceivedResponse, documented: ResponseObject, where: string): void {
-    for (const [name, definition] of Object.entries(documented.headers ?? {})) {
+    for (const [name, declared] of Object.entries(documented.headers ?? {})) {
+      const definition = this.#resolved(declared);
       const value = headerText(response.headers[name.toLowerCase()]);
       if (value === undefined || definition.schema === undefined) continue;
       const schema = definition.schema;
       const typed = schema.type === 'integer' || schema.type === 'number' ? Number(value) : value;
       this.#validate(schema, typed, `${where}: header ${name}`);
     }
+  }
+
+  /** A header declared by `$ref` (#/components/headers/...): the one it points to. */
+  #resolved(header: HeaderObject): HeaderObject {
+    if (header.$ref === undefined) return header;
+    const name = header.$ref.replace('#/components/headers/', '');
+    const found = this.document.components?.headers?.[name];
+    assert.ok(found, `the document declares the header ${header.$ref}`);
+    return found;
   }
 
   #checkBody(response: ReceivedResponse, documented: ResponseObject, where: string): void {
