@@ -21,10 +21,11 @@ import { registerGracefulStop } from './graceful-stop.ts';
 import { registerHealthRoutes } from './health-routes.ts';
 import { registerBodyParsers } from './json-body.ts';
 import { messageRoutes } from './message-routes.ts';
-import { registerMetrics } from './metrics.ts';
+import { registerMetrics, type Metrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { registerPageRoutes } from './page-routes.ts';
 import { registerRateLimits } from './rate-limit.ts';
+import { registerRequestLog } from './request-log.ts';
 import { createRouteRegistry } from './route-registry.ts';
 import {
   clientErrorHandler,
@@ -50,6 +51,8 @@ export interface HttpDeps {
   readonly ping: () => Promise<void>;
   readonly isStopping: () => boolean;
   readonly logger: Logger;
+  /** The registry GET /metrics serves (the store's timings are already in it). */
+  readonly metrics: Metrics;
   /** The process's open-file limit; null: unknown (no clamp); undefined: read it (Linux). */
   readonly openFileLimit?: number | null;
 }
@@ -64,6 +67,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler(() => authenticate),
     loggerInstance: deps.logger as FastifyBaseLogger,
+    // One line per request instead of two (request-log.ts).
+    disableRequestLogging: true,
     bodyLimit: config.bodyLimit,
     trustProxy: trustProxyOption(config.trustProxy),
     requestTimeout: config.requestTimeoutMs,
@@ -97,6 +102,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     }
     done();
   });
+  registerRequestLog(app);
   registerErrorHandling(app, routes);
   registerGracefulStop(app, deps.isStopping);
   // In this order: security headers and CORS (so even a 401 is readable
@@ -111,7 +117,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   });
 
   await registerOpenApi(app);
-  registerMetrics(app, { token: config.metricsToken });
+  registerMetrics(app, deps.metrics, { token: config.metricsToken });
   registerHealthRoutes(app, { ping: deps.ping, isStopping: deps.isStopping });
   await app.register(messageRoutes, {
     service: deps.service,
