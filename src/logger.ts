@@ -31,7 +31,7 @@ export function createLogger(level: LogLevel, stream?: NodeJS.WritableStream): L
  */
 function prettyStream(): pino.DestinationStream {
   const pretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
-  return pretty.default({
+  return pretty({
     sync: true,
     colorize: true,
     translateTime: 'SYS:HH:MM:ss.l',
