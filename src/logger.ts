@@ -35,8 +35,8 @@ function prettyStream(): pino.DestinationStream {
     sync: true,
     colorize: true,
     translateTime: 'SYS:HH:MM:ss.l',
-    // The request line's message says it all (request-log.ts); pid and host say nothing here.
-    ignore: 'pid,hostname,req,res,responseTime',
+    // The request line and the start line say it all in their message (request-log.ts, server.ts).
+    ignore: 'pid,hostname,req,res,responseTime,version,store,storeLocation,address,envFile',
     singleLine: true,
   });
 }

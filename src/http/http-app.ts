@@ -25,7 +25,7 @@ import { registerMetrics, type Metrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { registerPageRoutes } from './page-routes.ts';
 import { registerRateLimits } from './rate-limit.ts';
-import { registerRequestLog } from './request-log.ts';
+import { OneLinePerRequest } from './request-log.ts';
 import { createRouteRegistry } from './route-registry.ts';
 import {
   clientErrorHandler,
@@ -67,8 +67,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler(() => authenticate),
     loggerInstance: deps.logger as FastifyBaseLogger,
-    // One line per request instead of two (request-log.ts).
-    disableRequestLogging: true,
+    logController: new OneLinePerRequest(),
     bodyLimit: config.bodyLimit,
     trustProxy: trustProxyOption(config.trustProxy),
     requestTimeout: config.requestTimeoutMs,
@@ -102,7 +101,6 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     }
     done();
   });
-  registerRequestLog(app);
   registerErrorHandling(app, routes);
   registerGracefulStop(app, deps.isStopping);
   // In this order: security headers and CORS (so even a 401 is readable

@@ -4,17 +4,24 @@
  * what a terminal shows and doubles what a log store keeps. The message reads
  * on its own in a terminal; the fields are for log queries.
  */
-import type { FastifyInstance } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { redactUrl } from './url-tokens.ts';
 
-export function registerRequestLog(app: FastifyInstance): void {
-  // A callback hook: an async one costs a promise and a microtask turn on every request.
-  app.addHook('onResponse', (request, reply, done) => {
-    const ms = reply.elapsedTime;
-    request.log.info(
-      { req: request, res: { statusCode: reply.statusCode }, responseTime: ms },
-      `${request.method} ${redactUrl(request.url)} ${reply.statusCode} ${ms.toFixed(1)} ms`,
-    );
-    done();
-  });
+export class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {
+    // Said once, when the answer is sent.
+  }
+
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const ms = Math.round(reply.elapsedTime * 100) / 100;
+    const fields = { req: request, res: { statusCode: reply.statusCode }, responseTime: ms };
+    const line = `${request.method} ${redactUrl(request.url)} ${reply.statusCode} ${ms} ms`;
+    // An error here is one of sending the answer (a dropped connection), not of the route.
+    if (error) reply.log.error({ ...fields, err: error }, line);
+    else reply.log.info(fields, line);
+  }
 }

@@ -19,16 +19,22 @@ const CONCERNS = ['messages', 'changes', 'idempotency', 'rooms', 'members', 'rea
 const UNTIMED = new Set(['changes.watch']);
 
 export function timedStore(store: Store, observe: ObserveOperation): Store {
-  const timed: Record<string, unknown> = {};
-  for (const concern of CONCERNS) timed[concern] = timedConcern(concern, store[concern], observe);
-  // The lifecycle stays the store's own: `this` must be the engine's object.
-  return Object.freeze({
-    ...timed,
+  const timed: Record<string, unknown> = {
     engine: store.engine,
+    // The lifecycle stays the store's own: `this` must be the engine's object.
     migrate: () => store.migrate(),
     ping: () => store.ping(),
     close: () => store.close(),
-  }) as unknown as Store;
+  };
+  // An engine may refuse to hand out a concern before migrate(): each is wrapped on first use.
+  for (const concern of CONCERNS) {
+    let wrapped: object | undefined;
+    Object.defineProperty(timed, concern, {
+      enumerable: true,
+      get: () => (wrapped ??= timedConcern(concern, store[concern], observe)),
+    });
+  }
+  return Object.freeze(timed) as unknown as Store;
 }
 
 /** A plain object with the concern's methods, each timed; its other properties are read through. */

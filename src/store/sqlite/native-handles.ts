@@ -36,7 +36,10 @@ export function openDatabase(filename: string, options?: Database.Options): Data
   return db;
 }
 
-/** `db.pragma(source)` through a kept statement: the rows it answers. */
+/** `db.pragma(source)` through a kept statement: the rows it answers (none for most settings). */
 export function pragma(db: Database.Database, source: string): unknown[] {
-  return db.prepare(`PRAGMA ${source}`).all();
+  const statement = db.prepare(`PRAGMA ${source}`);
+  if (statement.reader) return statement.all();
+  statement.run();
+  return [];
 }
