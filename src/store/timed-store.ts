@@ -47,13 +47,15 @@ function timedConcern<T extends object>(name: string, target: T, observe: Observ
       Object.defineProperty(wrapper, key, { get: () => members[key], enumerable: true });
       continue;
     }
-    const method = members[key] as (...args: unknown[]) => unknown;
+    // Looked up at each call, so a method replaced on the engine's object later is the one called.
+    const call = (args: unknown[]) =>
+      (members[key] as (...args: unknown[]) => unknown).apply(target, args);
     wrapper[key] = UNTIMED.has(operation)
-      ? method.bind(target)
+      ? (...args: unknown[]) => call(args)
       : (...args: unknown[]) => {
           const start = process.hrtime.bigint();
           const done = () => observe(operation, Number(process.hrtime.bigint() - start) / 1e9);
-          const result = method.apply(target, args);
+          const result = call(args);
           if (result instanceof Promise) return result.finally(done);
           done();
           return result;
