@@ -12,7 +12,9 @@ import { MessageService } from './domain/message-service.ts';
 import { RoomService } from './domain/room-service.ts';
 import type { Store } from './domain/store.ts';
 import { buildHttpApp } from './http/http-app.ts';
+import { createMetrics } from './http/metrics.ts';
 import { createStore } from './store/create-store.ts';
+import { timedStore } from './store/timed-store.ts';
 import { createLogger } from './logger.ts';
 
 export interface AppOptions {
@@ -42,7 +44,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   let stopping = false;
   const log = createLogger(config.logLevel, options.logStream);
 
-  const store = options.store ?? createStore(config, log);
+  const engineStore = options.store ?? createStore(config, log);
+  const metrics = createMetrics(engineStore.engine);
+  // Every operation the services ask of the store is timed; the engine knows nothing of it.
+  const store = timedStore(engineStore, (operation, seconds) =>
+    metrics.observeStoreOperation(operation, seconds),
+  );
   await store.migrate();
   const access = new AccessView(store.rooms);
   const changeFeed = new ChangeFeed(
@@ -76,6 +83,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     ping: () => store.ping(),
     isStopping: () => stopping,
     logger: log,
+    metrics,
     openFileLimit: options.openFileLimit,
   });
   await changeFeed.start();

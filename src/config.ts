@@ -482,6 +482,19 @@ export function loadConfig(
   return Object.freeze(result);
 }
 
+/** The store DATABASE_URL names, for the start line: its engine and where it is, without credentials. */
+export function describeStore(databaseUrl: string): { engine: string; location: string } {
+  if (databaseUrl.startsWith('sqlite:')) {
+    return { engine: 'sqlite', location: databaseUrl.slice('sqlite:'.length) };
+  }
+  const url = new URL(databaseUrl);
+  const schema = url.searchParams.get('schema');
+  return {
+    engine: 'postgres',
+    location: `${url.host}${url.pathname}${schema === null ? '' : ` (schema ${schema})`}`,
+  };
+}
+
 /** The defaults, for tests and tools that build a config by hand. */
 export function defaultConfig(overrides: Partial<Config> = {}): Config {
   return Object.freeze({ ...loadConfig({}), ...overrides });

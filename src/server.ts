@@ -1,27 +1,54 @@
-/** Process entry: load the settings, build the app, listen, and stop gracefully on SIGTERM/SIGINT. */
+/**
+ * Process entry: read `.env` if there is one, load the settings, build the
+ * app, listen, and stop gracefully on SIGTERM/SIGINT.
+ */
+import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import closeWithGrace from 'close-with-grace';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, describeStore, loadConfig, type Config } from './config.ts';
+
+function fail(message: string): never {
+  process.stderr.write(`message-service: ${message}\n`);
+  process.exit(1);
+}
+
+/**
+ * `.env` in the working directory, read by Node's own loader into the
+ * environment. A variable already set in the environment wins over the file,
+ * and a flag over both. Returns whether there was one.
+ */
+function readEnvFile(): boolean {
+  try {
+    process.loadEnvFile('.env');
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    fail(`cannot read .env: ${(error as Error).message}`);
+  }
+}
 
 function settingsOrExit(): Config {
   try {
     return loadConfig(process.env, process.argv.slice(2));
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`message-service: ${error.message}\n`);
-      process.exit(1);
-    }
+    if (error instanceof ConfigError) fail(error.message);
     throw error;
   }
 }
 
+/** From package.json, which sits one level above both src/ and dist/. */
+function version(): string {
+  const file = new URL('../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
+
+const envFile = readEnvFile();
 const config = settingsOrExit();
 // Loaded only once the settings are good, so a bad one is refused at once.
 const { buildApp } = await import('./app.ts');
-const app = await buildApp(config).catch((error: unknown) => {
-  process.stderr.write(`message-service: cannot start: ${(error as Error).message}\n`);
-  process.exit(1);
-});
+const app = await buildApp(config).catch((error: unknown) =>
+  fail(`cannot start: ${(error as Error).message}`),
+);
 
 let stopSignal: NodeJS.Signals | undefined;
 const closer = closeWithGrace(
@@ -55,10 +82,18 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
+let address: string;
 try {
-  await app.http.listen({ port: config.port, host: config.host });
+  address = await app.http.listen({ port: config.port, host: config.host });
 } catch (error) {
   process.stderr.write(`message-service: cannot listen: ${(error as Error).message}\n`);
   await app.close().catch(() => undefined);
   process.exit(1);
 }
+// The line that says what runs where (Fastify's own "Server listening at" comes just before).
+const store = describeStore(config.databaseUrl);
+const running = { version: version(), store: store.engine, storeLocation: store.location, address };
+app.http.log.info(
+  { ...running, envFile },
+  `message-service ${running.version} listening at ${address}, store: ${store.engine} ${store.location}${envFile ? ' (settings from .env too)' : ''}`,
+);

@@ -23,11 +23,12 @@ import { registerHealthRoutes } from './health-routes.ts';
 import { registerBodyParsers } from './json-body.ts';
 import { memberRoutes } from './member-routes.ts';
 import { messageRoutes } from './message-routes.ts';
-import { registerMetrics } from './metrics.ts';
+import { registerMetrics, type Metrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { registerPageRoutes } from './page-routes.ts';
 import { registerRateLimits } from './rate-limit.ts';
 import { readMarkerRoutes } from './read-marker-routes.ts';
+import { OneLinePerRequest } from './request-log.ts';
 import { roomRoutes } from './room-routes.ts';
 import { createRouteRegistry } from './route-registry.ts';
 import {
@@ -55,6 +56,8 @@ export interface HttpDeps {
   readonly ping: () => Promise<void>;
   readonly isStopping: () => boolean;
   readonly logger: Logger;
+  /** The registry GET /metrics serves (the store's timings are already in it). */
+  readonly metrics: Metrics;
   /** The process's open-file limit; null: unknown (no clamp); undefined: read it (Linux). */
   readonly openFileLimit?: number | null;
 }
@@ -69,6 +72,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     clientErrorHandler,
     frameworkErrors: frameworkErrorHandler(() => authenticate),
     loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: new OneLinePerRequest(),
     bodyLimit: config.bodyLimit,
     trustProxy: trustProxyOption(config.trustProxy),
     requestTimeout: config.requestTimeoutMs,
@@ -119,7 +123,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   });
 
   await registerOpenApi(app);
-  registerMetrics(app, { token: config.metricsToken });
+  registerMetrics(app, deps.metrics, { token: config.metricsToken });
   registerHealthRoutes(app, { ping: deps.ping, isStopping: deps.isStopping });
   await app.register(messageRoutes, {
     service: deps.service,

@@ -1,7 +1,10 @@
-/** Prometheus metrics: request counts and latency by route and status, plus process metrics. */
+/**
+ * Prometheus metrics (prom-client): request counts and latency by route and
+ * status, open event streams, store-operation latency, process metrics.
+ */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { PROBLEM_CONTENT_TYPE, ProblemSchema } from './problem.ts';
 import { problemResponses } from './responses.ts';
 
@@ -13,9 +16,54 @@ export interface MetricsOptions {
   readonly token: string | null;
 }
 
-export function registerMetrics(app: FastifyInstance, options: MetricsOptions): Registry {
+/** The instance's registry, made before the store so that store operations can be timed from the start. */
+export interface Metrics {
+  readonly registry: Registry;
+  /** Records one store operation (e.g. 'messages.create') of the engine the metrics were made for. */
+  observeStoreOperation(operation: string, seconds: number): void;
+}
+
+export function createMetrics(engine: string): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const storeOperations = new Histogram({
+    name: 'store_operation_duration_seconds',
+    help: 'Store operation latency (one operation of one concern, e.g. messages.create), by operation and engine',
+    labelNames: ['operation', 'engine'] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
+  return {
+    registry,
+    observeStoreOperation: (operation, seconds) =>
+      storeOperations.observe({ operation, engine }, seconds),
+  };
+}
+
+export function registerMetrics(
+  app: FastifyInstance,
+  metrics: Metrics,
+  options: MetricsOptions,
+): void {
+  const { registry } = metrics;
+  // Read at scrape time from the event-stream plugin's own count, so the gauge cannot drift.
+  const streams = () => (app.hasDecorator('eventStreams') ? app.eventStreams() : undefined);
+  new Gauge({
+    name: 'event_streams_open',
+    help: 'Event streams (GET /api/events) open on this instance',
+    registers: [registry],
+    collect() {
+      this.set(streams()?.open ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'event_streams_stalled',
+    help: 'Open event streams waiting for their client to read',
+    registers: [registry],
+    collect() {
+      this.set(streams()?.stalled ?? 0);
+    },
+  });
   const labelNames = ['method', 'route', 'status'] as const;
   const requests = new Counter({
     name: 'http_requests_total',
@@ -49,7 +97,7 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     operationId: 'getMetrics',
     summary: 'Prometheus metrics',
     description:
-      'Request counts and latency histograms by method, route and status, plus process metrics, in the Prometheus text format. With METRICS_TOKEN set it needs `Authorization: Bearer <METRICS_TOKEN>`; otherwise, when authentication is on, a valid bearer JWT (any subject; not from the URL); with neither, it is open.',
+      'Request counts and latency histograms by method, route and status, open event streams, store-operation latency by operation and engine, plus process metrics, in the Prometheus text format. With METRICS_TOKEN set it needs `Authorization: Bearer <METRICS_TOKEN>`; otherwise, when authentication is on, a valid bearer JWT (any subject; not from the URL); with neither, it is open.',
     tags: ['operations'],
     response: {
       200: text('The metrics'),
@@ -78,7 +126,6 @@ export function registerMetrics(app: FastifyInstance, options: MetricsOptions): 
     }
     return reply.type(registry.contentType).send(await registry.metrics());
   });
-  return registry;
 }
 
 /** Constant-time comparison, so response timing does not reveal how much of the token matched. */

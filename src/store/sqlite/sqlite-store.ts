@@ -6,7 +6,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database, { type Statement } from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import type { Statement } from 'better-sqlite3';
 import type { SqliteSynchronous } from '../../config.ts';
 import type { ChangeLog } from '../../domain/change-log.ts';
 import type { IdempotencyStore } from '../../domain/idempotency-store.ts';
@@ -18,6 +19,7 @@ import { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import { SqliteIdempotency } from './idempotency.ts';
 import { SqliteMembers } from './members.ts';
+import { openDatabase, pragma } from './native-handles.ts';
 import { SqliteMessages } from './messages.ts';
 import { SqliteReadMarkers } from './read-markers.ts';
 import { SqliteRooms } from './rooms.ts';
@@ -78,14 +80,15 @@ export class SqliteStore implements Store {
     this.#filename = options.filename;
     this.#batching = options.batching ?? true;
     this.#syncWal = options.synchronous === 'full' && options.filename !== ':memory:';
-    this.#db = new Database(options.filename);
-    this.#db.pragma('journal_mode = WAL');
+    this.#db = openDatabase(options.filename);
+    pragma(this.#db, 'journal_mode = WAL');
     // With #syncWal, NORMAL: the log is written at commit and synced by WalSync before any
     // answer (SQLite still syncs around checkpoints, so the file is always consistent).
-    this.#db.pragma(
+    pragma(
+      this.#db,
       `synchronous = ${this.#syncWal ? 'NORMAL' : options.synchronous.toUpperCase()}`,
     );
-    this.#db.pragma('busy_timeout = 5000');
+    pragma(this.#db, 'busy_timeout = 5000');
     this.#ping = this.#db.prepare('SELECT 1');
     this.#beginRead = this.#db.prepare('BEGIN');
     this.#endReadStatement = this.#db.prepare('COMMIT');
