@@ -24,8 +24,11 @@ import { StreamFollower } from './support/stream-follower.ts';
 import { WriteLedger } from './support/write-ledger.ts';
 
 const STORE_TIMEOUT_MS = 1000;
-/** How far past STORE_TIMEOUT_MS an answer may come (scheduling on a busy 2-core machine). */
-const ANSWER_SLACK_MS = 750;
+/**
+ * How far past STORE_TIMEOUT_MS an answer may come (scheduling on a busy 2-core machine:
+ * 1,816 ms was seen at a load average of 12). Still well below a hang, which is what it catches.
+ */
+const ANSWER_SLACK_MS = 1500;
 const CLIENTS = 8;
 const PROBES = 6;
 const RECOVERY_LIMIT_MS = 30_000;

@@ -86,8 +86,10 @@ for (const engine of engines) {
 
             const signalled = performance.now();
             const exit = current.terminate();
-            // /readyz turns 503 first, while requests are still being served.
-            for (let i = 0; i < 5; i++) {
+            // /readyz turns 503 first, while requests are still being served. Asked until it
+            // does (or the listener is gone): on a busy machine the signal may take a while to
+            // be handled, and the 503 then lasts SHUTDOWN_DRAIN_MS.
+            for (let i = 0; i < 250; i++) {
               const ready = await call(base, 'GET', '/readyz');
               if (!ready.answered) break;
               if (ready.status === 503) {
