@@ -71,7 +71,11 @@ describe('the start line, .env and the request log', () => {
     );
     // DATABASE_URL is set in the environment too, and wins over the file; PORT comes from the file.
     const server = start(dir, { DATABASE_URL: 'sqlite::memory:' });
-    const text = await within(server.waitFor(/listening at http/), BOUND_MS, 'the start line');
+    const text = await within(
+      server.waitFor(/message-service \S+ listening at http/),
+      BOUND_MS,
+      'the start line',
+    );
     const startLine = jsonLines(text).find((l) => l.version !== undefined);
     assert.ok(startLine, text);
     assert.equal(startLine.version, version);
@@ -103,7 +107,11 @@ describe('the start line, .env and the request log', () => {
 
   it('without .env starts all the same, and says so', async () => {
     const server = start(tempDir(), { PORT: '0', DATABASE_URL: 'sqlite::memory:' });
-    const text = await within(server.waitFor(/listening at http/), BOUND_MS, 'the start line');
+    const text = await within(
+      server.waitFor(/message-service \S+ listening at http/),
+      BOUND_MS,
+      'the start line',
+    );
     const startLine = jsonLines(text).find((l) => l.version !== undefined);
     assert.equal(startLine?.envFile, false);
     assert.doesNotMatch(String(startLine?.msg), /\.env/);
@@ -121,7 +129,11 @@ describe('the start line, .env and the request log', () => {
       node.map((part) => `'${part}'`).join(' '),
       '/dev/null',
     ]);
-    const text = await within(server.waitFor(/listening at http/), BOUND_MS, 'the start line');
+    const text = await within(
+      server.waitFor(/message-service \S+ listening at http/),
+      BOUND_MS,
+      'the start line',
+    );
     const shown = stripVTControlCharacters(text);
     assert.match(
       shown,
