@@ -69,6 +69,13 @@ function condition(c: ListCondition, param: (type: ParamType) => string): string
       return `messages.id < ${param('uuid')}::uuid`;
     case 'ids':
       return `messages.id = ANY(${param('uuid')}::uuid[])`;
+    case 'search':
+      // One LIKE per term: the trigram index serves it (3 code points or more), and it is exact
+      // whatever the index found (the term's %, _ and \ escaped: searchPattern).
+      return Array.from(
+        { length: c.terms },
+        () => `messages.search_text LIKE ${param('text')}`,
+      ).join(' AND ');
     case 'readable':
       // Checked per listed row by two primary-key lookups, beside the walk: a condition the
       // planner cannot turn into a join, so the walk stays the index's, in order, up to the limit.
@@ -147,12 +154,17 @@ export function listSql(filter: ListFilter): ListSql {
   return sql;
 }
 
+/** A term as a LIKE pattern that finds it anywhere, as it is: the default escape is a backslash. */
+export function searchPattern(term: string): string {
+  return `%${term.replace(/[\\%_]/g, '\\$&')}%`;
+}
+
 /** The values of the filter's statement: the limit too, unless the rows are cut here. */
 export function listParameters(
   filter: ListFilter,
   query: ListQuery & { readonly limit: number },
 ): unknown[] {
-  const values = listValues(filter, query);
+  const values = listValues(filter, query, { term: searchPattern });
   if (filter.walk !== 'ids') values.push(query.limit);
   return values;
 }

@@ -15,6 +15,7 @@ import type {
   WriteCheck,
 } from '../../domain/message-store.ts';
 import { createdMessage, updateOutcome } from '../../domain/message-writes.ts';
+import { searchText } from '../../domain/search-text.ts';
 import { memberAdded, roomCreated } from '../../domain/room-changes.ts';
 import type { Membership, Room } from '../../domain/room.ts';
 import { appendChange, messageChange } from './changes.ts';
@@ -41,8 +42,8 @@ export class PostgresMessages implements MessageStore {
       session.query(
         name,
         `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
-           $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])`,
-        Array.from({ length: 11 }, (_, column) => rows.map((row) => row[column])),
+           $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`,
+        Array.from({ length: 12 }, (_, column) => rows.map((row) => row[column])),
       );
     this.#creates = new CreateBatcher({
       batching,
@@ -105,6 +106,7 @@ export class PostgresMessages implements MessageStore {
         claim?.scope ?? null,
         claim?.key ?? null,
         claim?.token ?? null,
+        searchText(stored.content),
       ]),
     );
     return stored;
@@ -150,7 +152,12 @@ export class PostgresMessages implements MessageStore {
     const sql = listSql(filter);
     const values = listParameters(filter, query);
     if (sql.kind === 'aggregated') {
-      const row = await this.#pages.page(filter, values);
+      // A search is planned with its terms (an unnamed statement, never batched): how common a
+      // term is decides between the ordered walk and the trigram index, and a generic plan
+      // cannot know it.
+      const row = filter.search
+        ? (await this.#session.query<PageRow>('', sql.text, values))[0]!
+        : await this.#pages.page(filter, values);
       const more = row.count > query.limit;
       const json = more ? withoutLastMessage(row.json!) : (row.json ?? '');
       return {
@@ -184,8 +191,15 @@ async function storeEdit(client: pg.PoolClient, edited: Message): Promise<void> 
   const json = messageJson(edited);
   await client.query({
     name: 'update-message',
-    text: 'UPDATE messages SET content = $2, updated_at = $3, version = $4, body = $5 WHERE id = $1',
-    values: [edited.id, edited.content, edited.updatedAt, edited.version, json],
+    text: 'UPDATE messages SET content = $2, updated_at = $3, version = $4, body = $5, search_text = $6 WHERE id = $1',
+    values: [
+      edited.id,
+      edited.content,
+      edited.updatedAt,
+      edited.version,
+      json,
+      searchText(edited.content),
+    ],
   });
   await appendChange(client, messageChange('message.updated', edited.room, json));
 }

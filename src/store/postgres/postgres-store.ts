@@ -15,6 +15,7 @@ import { PostgresMembers } from './members.ts';
 import { PostgresMessages } from './messages.ts';
 import { PostgresReadMarkers } from './read-markers.ts';
 import { PostgresRooms } from './rooms.ts';
+import { fillSearchText } from './search.ts';
 import { runMigrations } from '../../domain/migration-runner.ts';
 import { postgresMigrations, postgresMigrationTarget } from './migrations.ts';
 
@@ -113,6 +114,7 @@ export class PostgresStore implements Store {
     client.on('error', onError);
     try {
       await runMigrations(postgresMigrationTarget(client, this.#schema), postgresMigrations);
+      await fillSearchText(client);
       this.#migrated = true;
     } catch (error) {
       throw toStoreError(error);
