@@ -27,6 +27,8 @@ export function searchText(text: string): string {
 }
 
 const WHITE_SPACE = /\p{White_Space}+/u;
+/** What no content may hold (message.ts): a term with it could match nothing, and no engine takes NUL. */
+const NEVER_IN_CONTENT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|\p{Cs}/u;
 
 function codePoints(text: string): number {
   let n = 0;
@@ -50,17 +52,19 @@ export function searchQuery(q: string, inRoom: boolean): SearchQuery {
   if (length < 1 || length > MAX_Q_CODE_POINTS) {
     throw invalidQ(`must be 1-${MAX_Q_CODE_POINTS} code points`);
   }
+  if (NEVER_IN_CONTENT.test(q)) {
+    throw invalidQ('must not contain control characters (or invalid Unicode)');
+  }
   const split = searchText(q)
     .split(WHITE_SPACE)
     .filter((t) => t !== '');
   if (split.length === 0) throw invalidQ('must hold at least one term (it is blank)');
-  if (split.length > MAX_SEARCH_TERMS) throw invalidQ(`must hold at most ${MAX_SEARCH_TERMS} terms`);
+  if (split.length > MAX_SEARCH_TERMS)
+    throw invalidQ(`must hold at most ${MAX_SEARCH_TERMS} terms`);
   // A repeated term asks nothing more.
   const terms = [...new Set(split)];
   if (!inRoom && !terms.some((t) => codePoints(t) >= MIN_INDEXED_TERM)) {
-    throw invalidQ(
-      `needs a term of at least ${MIN_INDEXED_TERM} characters, unless room is given`,
-    );
+    throw invalidQ(`needs a term of at least ${MIN_INDEXED_TERM} characters, unless room is given`);
   }
   return { text: q, terms };
 }

@@ -1,7 +1,9 @@
 /** The SQL of a message list on PostgreSQL: the domain's list filter (list-filter.ts) in PostgreSQL's words. */
+import pg from 'pg';
 import {
   listFilter,
   listValues,
+  searchTerms,
   type ListCondition,
   type ListFilter,
 } from '../../domain/list-filter.ts';
@@ -43,7 +45,7 @@ export interface ListStatement extends ListSql {
  * Every column is qualified: an unqualified ORDER BY id once bound to a text output column
  * `id` (id::text) and sorted every row instead of walking the index.
  */
-type ParamType = 'text' | 'uuid' | 'integer';
+type ParamType = 'text' | 'uuid' | 'integer' | 'term';
 
 function condition(c: ListCondition, param: (type: ParamType) => string): string {
   switch (c.kind) {
@@ -74,7 +76,7 @@ function condition(c: ListCondition, param: (type: ParamType) => string): string
       // whatever the index found (the term's %, _ and \ escaped: searchPattern).
       return Array.from(
         { length: c.terms },
-        () => `messages.search_text LIKE ${param('text')}`,
+        () => `messages.search_text LIKE ${param('term')}`,
       ).join(' AND ');
     case 'readable':
       // Checked per listed row by two primary-key lookups, beside the walk: a condition the
@@ -134,7 +136,9 @@ export function listBatchSql(filter: ListFilter): { name: string; text: string }
     return `q.p${types.length}`;
   };
   const page = pageSql(filter, param);
-  const arrays = types.map((type, i) => `$${i + 1}::${type}[]`).join(', ');
+  const arrays = types
+    .map((type, i) => `$${i + 1}::${type === 'term' ? 'text' : type}[]`)
+    .join(', ');
   const columns = types.map((_, i) => `p${i + 1}`).join(', ');
   const text = `SELECT q.n, ${LATEST_SEQ} AS latest, p.count, p.json
     FROM unnest(${arrays}) WITH ORDINALITY AS q(${columns}, n)
@@ -167,6 +171,32 @@ export function listParameters(
   const values = listValues(filter, query, { term: searchPattern });
   if (filter.walk !== 'ids') values.push(query.limit);
   return values;
+}
+
+/**
+ * A search's page statement, planned for its terms: they are written into
+ * the text as literals, since the service's connections force generic plans
+ * (see postgres-store.ts) and a generic plan cannot tell a term in a hundred
+ * messages (the trigram index, then sort a few rows) from one in every tenth
+ * (the ordered walk, checking rows until the page is full). Not for an id
+ * list, whose at most 100 lookups need no such choice.
+ */
+export function searchStatement(query: ListQuery & { readonly limit: number }): {
+  readonly text: string;
+  readonly values: unknown[];
+} {
+  const filter = listFilter(query);
+  const search = filter.conditions.find((c) => c.kind === 'search');
+  if (search === undefined || filter.walk === 'ids') throw new Error('not a search page');
+  const literals = searchTerms(query).map((term) => pg.escapeLiteral(searchPattern(term)));
+  let count = 0;
+  let term = 0;
+  const param = (type: ParamType) => (type === 'term' ? literals[term++]! : `$${++count}`);
+  const text = `SELECT ${LATEST_SEQ} AS latest, p.count, p.json FROM (${pageSql(filter, param)}) p`;
+  // The terms are the search condition's values, the last ones before the limit.
+  const values = listValues(filter, query).slice(0, -search.terms);
+  values.push(query.limit);
+  return { text, values };
 }
 
 /** A query's statement and values together (EXPLAIN in the plan tests). */

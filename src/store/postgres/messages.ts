@@ -20,7 +20,13 @@ import { memberAdded, roomCreated } from '../../domain/room-changes.ts';
 import type { Membership, Room } from '../../domain/room.ts';
 import { appendChange, messageChange } from './changes.ts';
 import { CreateBatcher, type CreateRow } from './create-batcher.ts';
-import { listBatchSql, listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
+import {
+  listBatchSql,
+  listParameters,
+  listSql,
+  MESSAGE_COLUMNS,
+  searchStatement,
+} from './list-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import { PageBatcher, type PageRow } from './page-batcher.ts';
 import { ReadBatcher } from './read-batcher.ts';
@@ -152,11 +158,9 @@ export class PostgresMessages implements MessageStore {
     const sql = listSql(filter);
     const values = listParameters(filter, query);
     if (sql.kind === 'aggregated') {
-      // A search is planned with its terms (an unnamed statement, never batched): how common a
-      // term is decides between the ordered walk and the trigram index, and a generic plan
-      // cannot know it.
+      // A search is planned for its terms (see searchStatement), never batched.
       const row = filter.search
-        ? (await this.#session.query<PageRow>('', sql.text, values))[0]!
+        ? await this.#searchPage(query)
         : await this.#pages.page(filter, values);
       const more = row.count > query.limit;
       const json = more ? withoutLastMessage(row.json!) : (row.json ?? '');
@@ -184,6 +188,13 @@ export class PostgresMessages implements MessageStore {
       more: found.length > query.limit,
       latestSeq: Number(rows[0]!.latest),
     };
+  }
+
+  async #searchPage(query: ListQuery & { readonly limit: number }): Promise<PageRow> {
+    const { text, values } = searchStatement(query);
+    // Unnamed: a text of its own each time, nothing to keep prepared.
+    const [row] = await this.#session.query<PageRow>('', text, values);
+    return row!;
   }
 }
 
