@@ -28,11 +28,16 @@ export function searchText(text: string): string {
 
 const WHITE_SPACE = /\p{White_Space}+/u;
 /** What no content may hold (message.ts): a term with it could match nothing, and no engine takes NUL. */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
 const NEVER_IN_CONTENT = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F]|\p{Cs}/u;
 
 function codePoints(text: string): number {
   let n = 0;
-  for (const _ of text) n++;
+  for (let i = 0; i < text.length; i++) {
+    // A surrogate pair is one code point: count its high half only.
+    const unit = text.charCodeAt(i);
+    if (unit < 0xdc00 || unit > 0xdfff) n++;
+  }
   return n;
 }
 
