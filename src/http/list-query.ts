@@ -41,7 +41,6 @@ export const ListQuerystring = Type.Object(
         maxLength: MAX_Q_CODE_POINTS,
         description:
           'Search: only messages whose content contains every term. `q` (1-200 code points) is NFKC-normalized and lowercased (as JavaScript toLowerCase()), then split on White_Space into 1-10 terms; a message matches when each term is a substring of its content normalized the same way. A term under 3 code points needs another of 3 or more, or `room`.',
-        'x-rule': `must be 1-${MAX_Q_CODE_POINTS} code points`,
         examples: ['deploy friday'],
       }),
     ),
