@@ -3,7 +3,6 @@ import pg from 'pg';
 import {
   listFilter,
   listValues,
-  searchTerms,
   type ListCondition,
   type ListFilter,
 } from '../../domain/list-filter.ts';
@@ -174,29 +173,25 @@ export function listParameters(
 }
 
 /**
- * A search's page statement, planned for its terms: they are written into
+ * A search's page statement, planned for its values: they are written into
  * the text as literals, since the service's connections force generic plans
- * (see postgres-store.ts) and a generic plan cannot tell a term in a hundred
- * messages (the trigram index, then sort a few rows) from one in every tenth
- * (the ordered walk, checking rows until the page is full). Not for an id
- * list, whose at most 100 lookups need no such choice.
+ * (see postgres-store.ts) and a generic plan can tell neither a term in a
+ * hundred messages (the trigram index, then sort a few rows) from one in
+ * every tenth (the ordered walk, checking rows until the page is full), nor
+ * a page of 50 from a page of 1000. Not for an id list, whose at most 100
+ * lookups need no such choice.
  */
-export function searchStatement(query: ListQuery & { readonly limit: number }): {
-  readonly text: string;
-  readonly values: unknown[];
-} {
+export function searchStatement(query: ListQuery & { readonly limit: number }): string {
   const filter = listFilter(query);
-  const search = filter.conditions.find((c) => c.kind === 'search');
-  if (search === undefined || filter.walk === 'ids') throw new Error('not a search page');
-  const literals = searchTerms(query).map((term) => pg.escapeLiteral(searchPattern(term)));
-  let count = 0;
-  let term = 0;
-  const param = (type: ParamType) => (type === 'term' ? literals[term++]! : `$${++count}`);
-  const text = `SELECT ${LATEST_SEQ} AS latest, p.count, p.json FROM (${pageSql(filter, param)}) p`;
-  // The terms are the search condition's values, the last ones before the limit.
-  const values = listValues(filter, query).slice(0, -search.terms);
+  if (!filter.search || filter.walk === 'ids') throw new Error('not a search page');
+  const values = listValues(filter, query, { term: searchPattern });
   values.push(query.limit);
-  return { text, values };
+  let next = 0;
+  const param = (type: ParamType) => {
+    const value = values[next++];
+    return type === 'integer' ? String(Number(value)) : pg.escapeLiteral(String(value));
+  };
+  return `SELECT ${LATEST_SEQ} AS latest, p.count, p.json FROM (${pageSql(filter, param)}) p`;
 }
 
 /** A query's statement and values together (EXPLAIN in the plan tests). */

@@ -191,9 +191,8 @@ export class PostgresMessages implements MessageStore {
   }
 
   async #searchPage(query: ListQuery & { readonly limit: number }): Promise<PageRow> {
-    const { text, values } = searchStatement(query);
     // Unnamed: a text of its own each time, nothing to keep prepared.
-    const [row] = await this.#session.query<PageRow>('', text, values);
+    const [row] = await this.#session.query<PageRow>('', searchStatement(query), []);
     return row!;
   }
 }
