@@ -75,6 +75,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     // A request that reaches a stopping server on an open connection is served (see graceful-stop.ts).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
+    // A subject is up to 64 code points: 128 UTF-16 units when every one is astral (the router
+    // counts units of the decoded parameter; its default, 100, would make such a path unknown).
+    routerOptions: { maxParamLength: 128 },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

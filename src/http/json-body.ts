@@ -82,6 +82,10 @@ export function registerBodyParsers(app: FastifyInstance): void {
     body: Buffer,
     done: (err: Error | null, body?: unknown) => void,
   ) => {
+    if (isAbsent(request, body)) {
+      done(null, undefined);
+      return;
+    }
     if (!charsetIsUtf8(request)) {
       done(unsupported());
       return;
@@ -94,8 +98,8 @@ export function registerBodyParsers(app: FastifyInstance): void {
   };
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, json);
   app.addContentTypeParser(/^application\/[\w.+-]+\+json$/i, { parseAs: 'buffer' }, json);
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, _body, done) =>
-    done(unsupported()),
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) =>
+    isAbsent(request, body) ? done(null, undefined) : done(unsupported()),
   );
 }
 
@@ -104,8 +108,17 @@ export function assertJsonContentType(request: FastifyRequest): void {
   if (request.headers['content-type'] === undefined) throw unsupported();
 }
 
-/** The config of a route whose body may be left out (its document says so too, see openapi.ts). */
+/**
+ * The config of a route whose body may be left out (its document says so too,
+ * see openapi.ts): no bytes at all, whatever the Content-Type (clients that
+ * set one by default send it with an empty body too), is no body.
+ */
 export const OPTIONAL_BODY = Object.freeze({ optionalBody: true });
+
+function isAbsent(request: FastifyRequest, body: Buffer | string): boolean {
+  const config = request.routeOptions.config as { optionalBody?: boolean };
+  return body.length === 0 && config.optionalBody === true;
+}
 
 /**
  * For a PUT whose every field is optional: no body at all stands for `{}`. A

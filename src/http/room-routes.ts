@@ -25,7 +25,7 @@ export interface RoomRoutesOptions {
 }
 
 const BASE = '/api/rooms';
-export const RoomParams = Type.Object({ name: RoomName });
+const RoomParams = Type.Object({ name: RoomName });
 const ETAG = header('The strong validator "<version>".');
 
 const RoomListQuerystring = Type.Object(

@@ -42,7 +42,8 @@ function describe(field: string, error: ErrorObject): string {
   const name = field === '' ? 'the body' : field;
   switch (error.keyword) {
     case 'pattern':
-    case 'enum': {
+    case 'enum':
+    case 'anyOf': {
       const schema = error.parentSchema as { 'x-rule'?: string; description?: string } | undefined;
       return `${name} ${schema?.['x-rule'] ?? `is not valid: ${schema?.description ?? error.message}`}`;
     }
@@ -61,7 +62,13 @@ function describe(field: string, error: ErrorObject): string {
 export function fieldErrorsFrom(failures: readonly ErrorObject[], part: string): FieldError[] {
   const seen = new Set<string>();
   const errors: FieldError[] = [];
+  // A union (`'public' | 'private'`) reports each branch's failure before its own: where the
+  // union states its rule, that rule is the one failure to show.
+  const ruled = new Set(
+    failures.filter((f) => f.keyword === 'anyOf' && hasRule(f)).map((f) => f.instancePath),
+  );
   for (const failure of failures) {
+    if (failure.keyword !== 'anyOf' && ruled.has(failure.instancePath)) continue;
     let path = failure.instancePath;
     let detail: string;
     if (failure.keyword === 'additionalProperties') {
@@ -87,6 +94,12 @@ export function fieldErrorsFrom(failures: readonly ErrorObject[], part: string):
     else errors.push({ pointer: `#${path}`, detail });
   }
   return errors;
+}
+
+function hasRule(failure: ErrorObject): boolean {
+  return (
+    typeof (failure.parentSchema as { 'x-rule'?: unknown } | undefined)?.['x-rule'] === 'string'
+  );
 }
 
 function escapePointer(token: string): string {

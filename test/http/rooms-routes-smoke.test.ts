@@ -106,7 +106,12 @@ eachEngine('room routes are wired', (_engine, shared) => {
     const { inject } = shared();
     const name = uniqueRoom();
     await inject({ method: 'PUT', url: `/api/rooms/${name}` });
-    const added = await inject({ method: 'PUT', url: `/api/rooms/${name}/members/bob` });
+    // No bytes with a JSON Content-Type is no body too.
+    const added = await inject({
+      method: 'PUT',
+      url: `/api/rooms/${name}/members/bob`,
+      headers: JSON_BODY,
+    });
     assert.equal(added.statusCode, 201, added.body);
     const bob = added.json() as Membership;
     assert.deepEqual(

@@ -78,8 +78,10 @@ function condition(c: ListCondition, param: (type: ParamType) => string): string
         () => `messages.search_text LIKE ${param('term')}`,
       ).join(' AND ');
     case 'readable':
-      // Checked per listed row by two primary-key lookups, beside the walk: a condition the
-      // planner cannot turn into a join, so the walk stays the index's, in order, up to the limit.
+      // A filter beside the walk, which an OR keeps from becoming a join: the walk stays the
+      // index's, in order, up to the limit. The planner hashes the private rooms (rooms_private)
+      // and the subject's rooms (memberships_subject_room) once per statement, or looks each
+      // row's room up by key; test/store/list-plans.test.ts checks both stay index walks.
       return `(NOT EXISTS (SELECT 1 FROM rooms WHERE rooms.name = messages.room
           AND rooms.visibility = 'private')
         OR EXISTS (SELECT 1 FROM memberships WHERE memberships.room = messages.room

@@ -1,7 +1,6 @@
 /** Memberships on PostgreSQL: each write in a transaction under the room's row lock (room-sql.ts). */
 import type pg from 'pg';
 import { memberAdded, memberRemoved, memberUpdated } from '../../domain/room-changes.ts';
-import { noSuchRoom } from '../../domain/room-gate.ts';
 import type { Membership, Role, UserRoom } from '../../domain/room.ts';
 import type {
   MemberStore,
@@ -9,7 +8,6 @@ import type {
   MembershipWriteOutcome,
   ObjectPage,
 } from '../../domain/room-store.ts';
-import { AppError, ErrorKinds } from '../../errors.ts';
 import { appendChange } from './changes.ts';
 import { LATEST_SEQ } from './list-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
@@ -101,7 +99,7 @@ export class PostgresMembers implements MemberStore {
         await appendChange(client, memberUpdated(membership));
         return { membership, created: false, changed: true };
       }
-      if (facts.room === undefined) throw noSuchRoom(room);
+      if (facts.room === undefined) throw new Error('decide let a member into a missing room');
       const membership: Membership = { room, subject, role, joinedAt: now };
       await client.query({
         name: 'insert-membership',
@@ -134,7 +132,7 @@ export class PostgresMembers implements MemberStore {
       decide(facts);
       const current = facts.current;
       if (current === undefined) {
-        throw new AppError(ErrorKinds.notFound, `${subject} is not a member of ${room}.`);
+        throw new Error('decide let a missing membership be removed');
       }
       // The marker stays: a subject that leaves and comes back finds it moved to the newest.
       await client.query({

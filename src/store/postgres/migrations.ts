@@ -12,7 +12,6 @@
 import type pg from 'pg';
 import type { Migration, MigrationTarget } from '../../domain/migration-runner.ts';
 
-const MIGRATION_LOCK = "hashtext('message-service.migrations')";
 
 /**
  * Migrations on one connection: a session-level advisory lock (instances
@@ -25,11 +24,13 @@ export function postgresMigrationTarget(
 ): MigrationTarget {
   return {
     async withLock(work) {
-      await client.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+      // One lock per schema: stores in other schemas of the database migrate at the same time.
+      const lock = [`message-service.migrations:${schema ?? 'public'}`];
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', lock);
       try {
         await work();
       } finally {
-        await client.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', lock);
       }
     },
     async appliedVersions() {

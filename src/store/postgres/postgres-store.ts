@@ -78,12 +78,14 @@ export class PostgresStore implements Store {
   readonly #pool: pg.Pool;
   readonly #schema: string | null;
   readonly #timeoutMs: number;
+  readonly #config: pg.PoolConfig;
   #migrated = false;
 
   constructor(options: PostgresStoreOptions) {
     const config = connectionConfig(options.url, options.poolSize, options.timeoutMs);
     this.#schema = new URL(options.url).searchParams.get('schema');
     this.#timeoutMs = options.timeoutMs;
+    this.#config = config;
     this.#pool = new pg.Pool(config);
     this.#pool.on('error', (error) => options.onBackgroundError(error));
     const session: PostgresSession = {
@@ -106,21 +108,24 @@ export class PostgresStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    const client = await this.#connect();
+    // A connection of its own with no query timeout: upgrading a large store (an index
+    // rebuilt, a table filled) takes as long as it takes, and the pool's deadline is for requests.
+    const client = new pg.Client({ ...this.#config, query_timeout: undefined });
     let broken: Error | undefined;
     const onError = (error: Error) => {
-      broken ??= error; // see #runTransaction: a checked-out client's errors are ours to catch
+      broken ??= error; // see #runTransaction: a client's errors are ours to catch
     };
     client.on('error', onError);
     try {
+      await client.connect();
       await runMigrations(postgresMigrationTarget(client, this.#schema), postgresMigrations);
       await fillSearchText(client);
       this.#migrated = true;
     } catch (error) {
-      throw toStoreError(error);
+      throw toStoreError(broken ?? error);
     } finally {
       client.removeListener('error', onError);
-      client.release(broken);
+      await client.end().catch(() => undefined);
     }
   }
 
