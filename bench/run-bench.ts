@@ -10,7 +10,8 @@
  *        --only=get,size,history,list,create,mix,events,postgres,pg-create,start: only these groups.
  *        --no-build: use the existing dist/.
  *        --baseline=<commit>: also build that commit and measure its PostgreSQL creates
- *          (CPU per create, service and database) interleaved with this one's (pg-create).
+ *          (CPU per create, service and database) interleaved with this one's (pg-create),
+ *          and its durable creates on both stores against this one's (search: the index's cost).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -29,6 +30,7 @@ import { computeGoals } from './bench-goals.ts';
 import { machineInfo } from './machine-info.ts';
 import { writeReport } from './report-writer.ts';
 import { copySqlite, removeSqlite, seedPostgres, seedSqlite } from './seed-data.ts';
+import { searchGroup } from './search-bench.ts';
 import {
   detectCores,
   freePort,
@@ -56,6 +58,7 @@ const GROUPS = [
   'postgres',
   'pg-create',
   'start',
+  'search',
 ] as const;
 
 const { values: flags } = parseArgs({
@@ -573,6 +576,15 @@ async function main(): Promise<void> {
     let baseline: string | null = null;
     if (only.has('pg-create') && pgBench?.url !== undefined) {
       baseline = await pgCreateGroup(cores, pgBench, startService, stop, floor, scenarios, notes);
+    }
+
+    if (only.has('search')) {
+      const search = await searchGroup({
+        ...{ root: ROOT, tmp: TMP, dirs: DIRS, cores, large, plan, baseline: flags.baseline },
+        ...{ startService, stop, log },
+      });
+      scenarios.push(...search.scenarios);
+      notes.push(...search.notes);
     }
 
     let start: StartResult[] | null = null;
