@@ -81,7 +81,10 @@ export function hasOlder() {
 export function reveal(id) {
   const li = itemFor(id);
   if (li === null) return false;
-  li.scrollIntoView({ block: 'center' });
+  // Only the list scrolls (scrollIntoView would move the whole page too).
+  const list = ui.list.getBoundingClientRect();
+  const item = li.getBoundingClientRect();
+  ui.list.scrollTop += item.top - list.top - (list.height - item.height) / 2;
   li.classList.add('found');
   setTimeout(() => li.classList.remove('found'), 2000);
   return true;
