@@ -170,7 +170,11 @@ interface Seeded {
 }
 
 /** One pass of the generator into both stores: SQLite as the store writes it, PostgreSQL in bulk. */
-async function seed(ctx: SearchBenchContext, admin: pg.Client | null, schemaUrl: string | null) {
+export async function seed(
+  ctx: Pick<SearchBenchContext, 'tmp' | 'large' | 'log'>,
+  admin: pg.Client | null,
+  schemaUrl: string | null,
+) {
   const sqliteFile = join(ctx.tmp, 'search.db');
   removeSqlite(sqliteFile);
   const store = new SqliteStore({ filename: sqliteFile, synchronous: 'off' });
