@@ -12,7 +12,6 @@
 import type pg from 'pg';
 import type { Migration, MigrationTarget } from '../../domain/migration-runner.ts';
 
-
 /**
  * Migrations on one connection: a session-level advisory lock (instances
  * that start together wait, then find nothing left to do), the schema and
