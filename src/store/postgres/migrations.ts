@@ -397,6 +397,9 @@ export const postgresMigrations: readonly Migration[] = [
     // pg_trgm lives in public: an extension is one per database, and a schema dropped with
     // CASCADE must not take it (and every other schema's index) along.
     sql: `
+      -- Schemas migrate concurrently (one lock per schema): two first CREATE EXTENSIONs would
+      -- collide, so they take turns, and the second finds the extension there.
+      SELECT pg_advisory_xact_lock(hashtext('message-service.pg_trgm'));
       CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
       ALTER TABLE messages ADD COLUMN search_text text;
       CREATE INDEX messages_search_text ON messages USING gin (search_text public.gin_trgm_ops);
