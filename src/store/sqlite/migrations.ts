@@ -167,7 +167,9 @@ export const sqliteMigrations: readonly Migration[] = [
     // handed out as max + 1. The index is contentless (the text is in messages already) and
     // kept in step by triggers, in the transaction of each create, edit and delete. Trigrams
     // are taken as they are: the text is lowercased already, and any folding of the tokenizer
-    // would only widen a match that instr() narrows again.
+    // would only widen a match that instr() narrows again. detail=none keeps no positions: a
+    // term is asked as all of its trigrams (a superset, that instr() narrows too), and the
+    // index is 2.5 times smaller and cheaper to write than with positions (measured).
     sql: `
       ALTER TABLE messages ADD COLUMN search_text TEXT NOT NULL DEFAULT '';
       ALTER TABLE messages ADD COLUMN search_rowid INTEGER;
@@ -177,7 +179,8 @@ export const sqliteMigrations: readonly Migration[] = [
       CREATE UNIQUE INDEX messages_search_rowid ON messages (search_rowid);
 
       CREATE VIRTUAL TABLE message_search USING fts5(
-        text, content = '', contentless_delete = 1, tokenize = 'trigram case_sensitive 1'
+        text, content = '', contentless_delete = 1, detail = none,
+        tokenize = 'trigram case_sensitive 1'
       );
       INSERT INTO message_search (rowid, text) SELECT search_rowid, search_text FROM messages;
 

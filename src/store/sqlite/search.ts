@@ -6,10 +6,10 @@
  * - the walk: the list's own ordered walk (id, or a room's (room, id) range),
  *   checking each row, up to a budget of rows. A common term fills a page
  *   within a few hundred rows; ordering by id costs nothing.
- * - the index: the rows whose trigrams hold every term of 3 or more code
- *   points (FTS5 MATCH), each found by its key, then ordered and cut. Its
- *   cost follows the number of matches, so it serves the terms the walk
- *   found too rarely.
+ * - the index: the rows that hold the trigrams of every term of 3 or more
+ *   code points (FTS5 MATCH), each found by its key, then checked, ordered
+ *   and cut. Its cost follows the number of matches, so it serves the terms
+ *   the walk found too rarely.
  *
  * SQLite's planner cannot tell a rare term from a common one, so the walk
  * goes first: when its budget fills the page, the index is never asked. Terms
@@ -25,14 +25,37 @@ import { listSql, whereSql } from './list-sql.ts';
 const WALK_ROWS_PER_ROW = 40;
 const MIN_WALK_ROWS = 2000;
 
-/** A search term as an FTS5 string: double quotes doubled, so any text is one phrase of trigrams. */
-function ftsString(term: string): string {
-  return `"${term.replaceAll('"', '""')}"`;
+/** Trigrams of one term asked of the index at most: each one more is one more doclist to merge. */
+const MAX_TRIGRAMS_PER_TERM = 4;
+
+/** A trigram as an FTS5 string: double quotes doubled, so any text is one token. */
+function ftsString(trigram: string): string {
+  return `"${trigram.replaceAll('"', '""')}"`;
 }
 
-/** Every indexed term as a phrase, all of them required. */
+/** At most `count` of `items`, evenly spread, the first and the last among them. */
+function spread<T>(items: readonly T[], count: number): T[] {
+  if (items.length <= count) return [...items];
+  const step = (items.length - 1) / (count - 1);
+  return Array.from({ length: count }, (_, i) => items[Math.round(i * step)]!);
+}
+
+/**
+ * What the index is asked: trigrams of each term of 3 or more code points,
+ * all required. The index keeps no positions (detail=none), so this is a
+ * superset of the messages holding the terms, which instr() then narrows;
+ * of a long term's trigrams, a few evenly spread ones are enough for that,
+ * and each fewer is a doclist less to merge.
+ */
 export function matchExpression(terms: readonly string[]): string {
-  return terms.map(ftsString).join(' AND ');
+  const asked = new Set<string>();
+  for (const term of terms) {
+    const points = Array.from(term);
+    const trigrams: string[] = [];
+    for (let i = 0; i + 3 <= points.length; i++) trigrams.push(points.slice(i, i + 3).join(''));
+    for (const trigram of spread(trigrams, MAX_TRIGRAMS_PER_TERM)) asked.add(trigram);
+  }
+  return [...asked].map(ftsString).join(' AND ');
 }
 
 export interface SearchStatements {
