@@ -1,5 +1,5 @@
 /** The goals of issue #5, each judged from the figures of one run. */
-import type { BenchResult, Goal, ScenarioResult } from './bench-types.ts';
+import type { BenchResult, Goal, ScenarioResult, StreamsRun } from './bench-types.ts';
 
 interface Sizes {
   readonly small: number;
@@ -156,6 +156,7 @@ export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
     }
   }
   goals.push(...performanceSecondPass(result, sizes, find));
+  goals.push(...roomsGoals(result, sizes, find));
   return goals;
 }
 
@@ -285,6 +286,78 @@ function performanceSecondPass(
           m(prod.loadedRssMiB) < m(npm.loadedRssMiB),
         score: m(npm.idleRssMiB) / m(prod.idleRssMiB),
       });
+    }
+  }
+  return goals;
+}
+
+const STORES = [
+  ['sqlite', 'SQLite'],
+  ['postgres', 'PostgreSQL'],
+] as const;
+
+/** The rooms release: a subject's room list, authenticated streams, and no slower than before rooms. */
+function roomsGoals(
+  result: BenchResult,
+  sizes: Sizes,
+  find: (id: string) => ScenarioResult | undefined,
+): Goal[] {
+  const goals: Goal[] = [];
+  for (const [store, name] of STORES) {
+    const figure = `GET /api/users/{subject}/rooms, member of 200 rooms, ${fmt(sizes.large)} stored, 10 connections, ${name}`;
+    const goal = 'p99 ≤ 20 ms, 0 errors';
+    const s = find(`user-rooms:${store}`);
+    if (s === undefined) goals.push(missing(figure, goal));
+    else {
+      const p99 = s.summary.p99Ms;
+      goals.push({
+        figure,
+        goal,
+        measured: `p99 ${p99.toFixed(2)} ms (worst round ${s.summary.worstP99Ms.toFixed(2)}), ${fmt(s.summary.requestsPerSecond)}/s, ${s.ratioToFloor?.toFixed(2) ?? '?'}× floor, ${s.summary.errors} errors`,
+        short: `p99 ${p99.toFixed(1)} ms`,
+        met: p99 <= 20 && s.summary.errors === 0,
+        score: 20 / p99,
+      });
+    }
+  }
+  for (const [store, name] of STORES) {
+    const figure = `1,000 authenticated streams, 100 rooms (10 private), write to last reader, ${name}`;
+    const goal = 'p99 < 100 ms; 0 events to a stream that may not read their room; all delivered';
+    const run: StreamsRun | null | undefined = result.streams?.[store];
+    if (run == null) goals.push(missing(figure, goal));
+    else {
+      const p99 = run.all.p99Ms;
+      goals.push({
+        figure,
+        goal,
+        measured: `p99 ${p99.toFixed(2)} ms over ${run.writes} writes (public rooms ${run.publicRooms.p99Ms.toFixed(2)}, private ${run.privateRoomsOnly.p99Ms.toFixed(2)}); ${run.leaks} leaked, ${run.undelivered} undelivered, ${run.duplicates} duplicates`,
+        short: `p99 ${p99.toFixed(1)} ms, ${run.leaks} leaked`,
+        met: p99 < 100 && run.leaks === 0 && run.undelivered === 0 && run.duplicates === 0,
+        score: run.leaks > 0 || run.undelivered > 0 ? 0 : 100 / p99,
+      });
+    }
+  }
+  for (const [store, name] of STORES) {
+    for (const [kind, what] of [
+      ['get', 'GET by id'],
+      ['create', 'durable POST'],
+    ] as const) {
+      const figure = `${what}, ${name}, ${fmt(sizes.large)} stored: this commit / baseline ${result.baseline ?? ''}`;
+      const goal = '≥ 0.9× the baseline, same rounds';
+      const head = find(`baseline:${store}-${kind}-head`);
+      const old = find(`baseline:${store}-${kind}-baseline`);
+      if (head === undefined || old === undefined) goals.push(missing(figure, goal));
+      else {
+        const ratio = pairedRatio(head, old);
+        goals.push({
+          figure,
+          goal,
+          measured: `${ratio.toFixed(2)}× (${fmt(head.summary.requestsPerSecond)}/s vs ${fmt(old.summary.requestsPerSecond)}/s; CPU ${head.summary.serverCpuUsPerRequest?.toFixed(1) ?? '?'} vs ${old.summary.serverCpuUsPerRequest?.toFixed(1) ?? '?'} µs/req)`,
+          short: `${ratio.toFixed(2)}× baseline`,
+          met: ratio >= 0.9 && head.summary.errors === 0,
+          score: ratio / 0.9,
+        });
+      }
     }
   }
   return goals;

@@ -66,6 +66,33 @@ export interface StartResult {
   readonly loadedRssMiB: readonly number[];
 }
 
+/** Latency figures of one kind of write in the `streams` group (bench/room-streams.ts). */
+export interface StreamFigures {
+  readonly writes: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+}
+
+/** One store's `streams` run: what bench/room-streams.ts printed. */
+export interface StreamsRun {
+  readonly streams: number;
+  readonly rooms: number;
+  readonly privateRooms: number;
+  readonly writes: number;
+  /** Writes some reader did not get within the delivery timeout. */
+  readonly undelivered: number;
+  /** POST answered -> the last stream that may read the room has the event. */
+  readonly all: StreamFigures;
+  readonly publicRooms: StreamFigures;
+  readonly privateRoomsOnly: StreamFigures;
+  readonly fromPostSent: StreamFigures;
+  readonly write: StreamFigures;
+  /** Events delivered to a stream whose subject may not read their room. */
+  readonly leaks: number;
+  readonly duplicates: number;
+}
+
 export interface Goal {
   readonly figure: string;
   readonly goal: string;
@@ -110,6 +137,11 @@ export interface BenchResult {
   /** The commit measured as "before" (pg-create), if any. */
   readonly baseline?: string | null;
   readonly events: unknown;
+  /** 1,000 authenticated streams over rooms with private ones, by store (`streams`). */
+  readonly streams?: {
+    readonly sqlite: StreamsRun | null;
+    readonly postgres: StreamsRun | null;
+  } | null;
   readonly goals: readonly Goal[];
   readonly notes: readonly string[];
 }

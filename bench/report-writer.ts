@@ -112,6 +112,21 @@ export function markdown(r: BenchResult): string {
       '',
     );
   }
+  if (r.streams != null) {
+    lines.push(
+      '## Authenticated streams (bench/room-streams.ts): POST answered to the last stream that may read the room',
+      '',
+      '| store | streams | writes | p50 ms | p99 ms | max ms | public p99 | private p99 | from POST sent p99 | write p99 | leaked | undelivered | duplicates |',
+      '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    );
+    for (const [store, run] of Object.entries(r.streams)) {
+      if (run === null) continue;
+      lines.push(
+        `| ${store} | ${run.streams} | ${run.writes} | ${run.all.p50Ms} | ${run.all.p99Ms} | ${run.all.maxMs} | ${run.publicRooms.p99Ms} | ${run.privateRoomsOnly.p99Ms} | ${run.fromPostSent.p99Ms} | ${run.write.p99Ms} | ${run.leaks} | ${run.undelivered} | ${run.duplicates} |`,
+      );
+    }
+    lines.push('');
+  }
   if (r.notes.length > 0) lines.push('## Notes', '', ...r.notes.map((n) => `- ${n}`), '');
   return lines.join('\n');
 }

@@ -7,11 +7,13 @@
  * bench/results/<time>-<commit>.{json,md,svg}.
  *
  * Flags: --quick (or BENCH_QUICK=1): short rounds, small stores, for development.
- *        --only=get,size,history,list,create,mix,events,postgres,pg-create,start: only these groups.
+ *        --only=get,size,history,list,create,mix,events,postgres,pg-create,start,user-rooms,streams,baseline:
+ *          only these groups.
  *        --no-build: use the existing dist/.
  *        --baseline=<commit>: also build that commit and measure its PostgreSQL creates
  *          (CPU per create, service and database) interleaved with this one's (pg-create),
- *          and its durable creates on both stores against this one's (search: the index's cost).
+ *          its GET by id and durable POST on both stores interleaved with this one's
+ *          (baseline), and its durable creates against this one's (search: the index's cost).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,14 +24,38 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import type { BenchResult, ListRun, Sample, ScenarioResult, StartResult } from './bench-types.ts';
+import type {
+  BenchResult,
+  ListRun,
+  Sample,
+  ScenarioResult,
+  StartResult,
+  StreamsRun,
+} from './bench-types.ts';
 import { buildBaseline, type BaselineBuild } from './baseline-build.ts';
 import { databaseCpuSeconds } from './pg-backend-cpu.ts';
 import { startAndMeasure, treeRss } from './start-cost.ts';
 import { computeGoals } from './bench-goals.ts';
 import { machineInfo } from './machine-info.ts';
 import { writeReport } from './report-writer.ts';
-import { copySqlite, removeSqlite, seedPostgres, seedSqlite } from './seed-data.ts';
+import {
+  copySqlite,
+  fillPostgres,
+  fillSqlite,
+  migratePostgres,
+  removeSqlite,
+  schemaClient,
+  seedPostgres,
+  seedSqlite,
+} from './seed-data.ts';
+import {
+  USER_ROOMS_SUBJECT,
+  streamsLayout,
+  userRoomsLayout,
+  writeRoomsPostgres,
+  writeRoomsSqlite,
+} from './seed-rooms.ts';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { searchGroup } from './search-bench.ts';
 import {
   detectCores,
@@ -58,6 +84,9 @@ const GROUPS = [
   'postgres',
   'pg-create',
   'start',
+  'user-rooms',
+  'streams',
+  'baseline',
   'search',
 ] as const;
 
@@ -76,6 +105,10 @@ const plan = quick
   : { seconds: 5, warmupSeconds: 2, rounds: 4, connections: 50, small: 10_000, mid: 100_000 };
 const large = quick ? 100_000 : 1_000_000;
 const listRuns = quick ? 1 : 3;
+/** `user-rooms` drives the subject's room list with fewer connections than the other groups. */
+const USER_ROOMS_CONNECTIONS = 10;
+/** `streams`: measured writes per store (after 20 warm-up writes). */
+const streamWrites = quick ? 60 : 300;
 
 const SERVICE_SETTINGS = {
   HOST: '127.0.0.1',
@@ -128,6 +161,8 @@ interface Member {
   readonly store: ScenarioResult['store'];
   readonly stored: number | null;
   readonly settings: Record<string, string>;
+  /** wrk connections; plan.connections when not given. */
+  readonly connections?: number;
   measure(seconds: number): Promise<Omit<Sample, 'round'>>;
 }
 
@@ -147,7 +182,12 @@ function wrkMember(
       const dbBefore = await databaseCpu?.();
       const result = await runWrk(
         cores,
-        { ...run, url: server.baseUrl + run.path, seconds, connections: plan.connections },
+        {
+          ...run,
+          url: server.baseUrl + run.path,
+          seconds,
+          connections: meta.connections ?? plan.connections,
+        },
         DIRS,
       );
       const { peak } = rss.stop();
@@ -209,7 +249,7 @@ async function pairedRounds(
       label: m.label,
       store: m.store,
       stored: m.stored,
-      connections: plan.connections,
+      connections: m.connections ?? plan.connections,
       settings: m.settings,
       samples: own,
       summary: {
@@ -258,17 +298,34 @@ async function main(): Promise<void> {
 
   /** The service's production build; `cwd` runs another checkout's build (a baseline). */
   const startService = async (name: string, env: Record<string, string>, cwd = ROOT) => {
-    const port = await freePort();
-    const server = await startServer({
-      name,
-      command: serverCommand,
-      env: { ...SERVICE_SETTINGS, ...env, PORT: String(port) },
-      port,
-      readyPath: '/readyz',
-      cwd,
-    });
-    started.push(server);
-    return server;
+    // PostgreSQL's migration lock is one per database, not per schema: a start waits while other
+    // schemas of the same database migrate (other test runs on a shared server), and exits once
+    // STORE_TIMEOUT_MS (5 s by default; also each query's limit) has passed. A longer limit
+    // changes nothing that is measured: no measured request waits anywhere near 5 s.
+    const patient: Record<string, string> = env.DATABASE_URL?.startsWith('postgres')
+      ? { STORE_TIMEOUT_MS: '120000' }
+      : {};
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      try {
+        const server = await startServer({
+          name,
+          command: serverCommand,
+          env: { ...SERVICE_SETTINGS, ...patient, ...env, PORT: String(port) },
+          port,
+          readyPath: '/readyz',
+          cwd,
+        });
+        started.push(server);
+        return server;
+      } catch (error) {
+        const first = (error as Error).message.split('\n')[0]!;
+        if (attempt === 3 || !first.includes('exited at start')) throw error;
+        notes.push(`${name}: start ${attempt} failed (${first.trim()}), started again`);
+        log(`! ${name}: start ${attempt} failed (${first.trim()}); again in 5 s`);
+        await new Promise((resolve) => setTimeout(resolve, 5000));
+      }
+    }
   };
   const stop = async (server: ServerProcess) => {
     await server.stop();
@@ -285,7 +342,7 @@ async function main(): Promise<void> {
     cwd: ROOT,
   });
   started.push(floorServer);
-  const floor = (group: string) =>
+  const floor = (group: string, connections?: number) =>
     wrkMember(
       cores,
       floorServer,
@@ -295,6 +352,7 @@ async function main(): Promise<void> {
         store: 'none',
         stored: null,
         settings: {},
+        ...(connections === undefined ? {} : { connections }),
       },
       { path: '/' },
     );
@@ -305,6 +363,10 @@ async function main(): Promise<void> {
   const needSizes = ['size', 'history', 'list', 'create'].some((g) => only.has(g));
   const needMid = ['get', 'mix', 'start'].some((g) => only.has(g));
   const needPostgres = ['history', 'list', 'postgres', 'pg-create'].some((g) => only.has(g));
+  // These seed schemas of their own: PostgreSQL without the shared 1M-message schema.
+  const needPostgresOnly = ['user-rooms', 'streams', 'baseline'].some((g) => only.has(g));
+  let baselineBuild: BaselineBuild | undefined;
+  const getBaseline = () => (baselineBuild ??= buildBaseline(ROOT, TMP, flags.baseline!));
 
   let sqliteVersion = '';
   {
@@ -387,8 +449,8 @@ async function main(): Promise<void> {
       await stop(big);
     }
 
-    if (needPostgres) {
-      pgBench = await openPostgresBench(idsFile('pg-large'));
+    if (needPostgres || needPostgresOnly) {
+      pgBench = await openPostgresBench(idsFile('pg-large'), needPostgres);
       if (pgBench.note !== undefined) notes.push(pgBench.note);
     }
     const pgService =
@@ -575,7 +637,62 @@ async function main(): Promise<void> {
 
     let baseline: string | null = null;
     if (only.has('pg-create') && pgBench?.url !== undefined) {
-      baseline = await pgCreateGroup(cores, pgBench, startService, stop, floor, scenarios, notes);
+      baseline = await pgCreateGroup(
+        cores,
+        pgBench,
+        startService,
+        stop,
+        floor,
+        scenarios,
+        notes,
+        getBaseline,
+      );
+    }
+
+    /** A group that fails leaves a note, and the groups before it are still reported. */
+    const guarded = async (group: string, work: () => Promise<void>) => {
+      try {
+        await work();
+      } catch (error) {
+        const first = (error as Error).message.split('\n')[0]!;
+        notes.push(`${group} failed: ${first}`);
+        log(`! ${group} failed: ${(error as Error).stack ?? first}`);
+      }
+    };
+
+    if (only.has('user-rooms')) {
+      await guarded('user-rooms', async () => {
+        scenarios.push(
+          ...(await userRoomsGroup(cores, pgBench, startService, stop, floor, notes, {
+            dbFile,
+            idsFile,
+          })),
+        );
+      });
+    }
+
+    let streams: BenchResult['streams'] = null;
+    if (only.has('streams')) {
+      await guarded('streams', async () => {
+        streams = await streamsGroup(cores, pgBench, startService, stop, dbFile, notes);
+      });
+    }
+
+    if (only.has('baseline')) {
+      if (flags.baseline === undefined) {
+        notes.push('baseline: no --baseline given, so no HEAD/baseline ratio');
+      } else {
+        await guarded('baseline', async () => {
+          const build = getBaseline();
+          baseline = build.commit;
+          scenarios.push(
+            ...(await baselineGroup(cores, pgBench, build, startService, stop, floor, {
+              dbFile,
+              idsFile,
+            })),
+          );
+        });
+      }
     }
 
     if (only.has('search')) {
@@ -606,13 +723,19 @@ async function main(): Promise<void> {
         postgres: pgBench?.version ?? null,
       },
       plan: { ...plan, large, listRuns },
-      settings: { ...SERVICE_SETTINGS, 'wrk threads': '1', build: 'npm run build (dist/)' },
+      settings: {
+        ...SERVICE_SETTINGS,
+        'STORE_TIMEOUT_MS (PostgreSQL)': '120000',
+        'wrk threads': '1',
+        build: 'npm run build (dist/)',
+      },
       scenarios,
       list,
       postgresList,
       start,
       baseline,
       events,
+      streams,
       goals: [],
       notes,
     };
@@ -631,6 +754,7 @@ async function main(): Promise<void> {
   } finally {
     for (const server of [...started].reverse()) await server.stop();
     await pgBench?.close();
+    baselineBuild?.remove();
   }
 }
 
@@ -686,8 +810,8 @@ interface PostgresBench {
   close(): Promise<void>;
 }
 
-/** Connects, and seeds `large` messages into a schema of its own (dropped at close). */
-async function openPostgresBench(idsPath: string): Promise<PostgresBench> {
+/** Connects, and (when `seed`) seeds `large` messages into a schema of its own (dropped at close). */
+async function openPostgresBench(idsPath: string, seed: boolean): Promise<PostgresBench> {
   const baseUrl =
     process.env.BENCH_PG_URL ??
     process.env.TEST_PG_URL ??
@@ -723,6 +847,7 @@ async function openPostgresBench(idsPath: string): Promise<PostgresBench> {
     log(`! ${note}`);
     return { ...base, version: null, note };
   }
+  if (!seed) return { ...base, version };
   const url = schemaUrl();
   log(`PostgreSQL ${version}: seeding ${large} messages`);
   await seedPostgres(url, large, idsPath);
@@ -813,6 +938,7 @@ async function pgCreateGroup(
   floor: (group: string) => Member,
   scenarios: ScenarioResult[],
   notes: string[],
+  getBaseline: () => BaselineBuild,
 ): Promise<string | null> {
   const meta = (label: string) => ({
     label,
@@ -837,7 +963,7 @@ async function pgCreateGroup(
     notes.push('pg-create: no --baseline given, so no "before" figure');
   } else {
     log(`building the baseline ${flags.baseline}`);
-    baseline = buildBaseline(ROOT, TMP, flags.baseline);
+    baseline = getBaseline();
     before = await startService(
       'pg-create-baseline',
       { DATABASE_URL: bench.emptySchema() },
@@ -862,9 +988,302 @@ async function pgCreateGroup(
   } finally {
     await stop(current);
     if (before !== undefined) await stop(before);
-    baseline?.remove();
   }
   return baseline?.commit ?? null;
+}
+
+interface SeedPaths {
+  dbFile(name: string): string;
+  idsFile(name: string): string;
+}
+
+/** PostgreSQL, when it answered (schemas of their own; the shared seeded one is not needed). */
+const reachable = (bench: PostgresBench | null): bench is PostgresBench =>
+  bench !== null && bench.version !== null;
+
+/** How many rooms a subject's room list answered, read once before measuring (a wrong answer shows). */
+async function countUserRooms(server: ServerProcess): Promise<string> {
+  const response = await fetch(`${server.baseUrl}/api/users/${USER_ROOMS_SUBJECT}/rooms`);
+  const text = await response.text();
+  if (response.status !== 200) return `status ${response.status}: ${text.slice(0, 200)}`;
+  return `${text.split('"role":').length - 1} rooms, ${text.length} bytes`;
+}
+
+/**
+ * GET /api/users/{subject}/rooms for a subject in 200 rooms, `large` messages
+ * spread over 1,000 rooms (seed-rooms.ts), 10 connections, auth off (the
+ * subject is in the path): SQLite and PostgreSQL in the same rounds as the floor.
+ */
+async function userRoomsGroup(
+  cores: Cores,
+  bench: PostgresBench | null,
+  startService: StartService,
+  stop: (server: ServerProcess) => Promise<void>,
+  floor: (group: string, connections?: number) => Member,
+  notes: string[],
+  paths: SeedPaths,
+): Promise<ScenarioResult[]> {
+  const connections = USER_ROOMS_CONNECTIONS;
+  const path = `/api/users/${USER_ROOMS_SUBJECT}/rooms`;
+  const label = 'GET /api/users/{subject}/rooms (member of 200 rooms)';
+  log(`user-rooms: seeding ${large} messages over 1,000 rooms, the subject in 200 (SQLite)`);
+  const file = paths.dbFile('user-rooms');
+  const sqliteLayout = userRoomsLayout();
+  await seedSqlite(file, large, paths.idsFile('user-rooms'), sqliteLayout.fill);
+  writeRoomsSqlite(file, sqliteLayout.layout());
+  const servers: ServerProcess[] = [];
+  try {
+    const sqliteServer = await startService('user-rooms', { DATABASE_URL: `sqlite:${file}` });
+    servers.push(sqliteServer);
+    log(`  [user-rooms] SQLite answers ${await countUserRooms(sqliteServer)}`);
+    const members = [
+      floor('user-rooms', connections),
+      wrkMember(
+        cores,
+        sqliteServer,
+        {
+          id: 'user-rooms:sqlite',
+          label,
+          store: 'sqlite',
+          stored: large,
+          settings: { SQLITE_SYNCHRONOUS: 'full' },
+          connections,
+        },
+        { path },
+      ),
+    ];
+    if (reachable(bench)) {
+      log(`user-rooms: seeding ${large} messages over 1,000 rooms (PostgreSQL)`);
+      const url = bench.emptySchema();
+      const pgLayout = userRoomsLayout();
+      await seedPostgres(url, large, paths.idsFile('pg-user-rooms'), pgLayout.fill);
+      await writeRoomsPostgres(url, pgLayout.layout());
+      const pgServer = await startService('user-rooms-pg', { DATABASE_URL: url });
+      servers.push(pgServer);
+      log(`  [user-rooms] PostgreSQL answers ${await countUserRooms(pgServer)}`);
+      members.push(
+        wrkMember(
+          cores,
+          pgServer,
+          {
+            id: 'user-rooms:postgres',
+            label,
+            store: 'postgres',
+            stored: large,
+            settings: { PG_POOL_SIZE: '10 (default)' },
+            connections,
+          },
+          { path },
+          bench.databaseCpu(pgServer),
+        ),
+      );
+    } else {
+      notes.push('user-rooms: PostgreSQL not reachable, SQLite only');
+    }
+    return await pairedRounds('user-rooms', members, 'user-rooms:floor');
+  } finally {
+    for (const server of servers) await stop(server);
+    removeSqlite(file);
+  }
+}
+
+/**
+ * 1,000 authenticated SSE streams over 100 rooms (10 private), a writer
+ * posting to random rooms (bench/room-streams.ts, pinned to the client core):
+ * write-to-last-reader latency and events that reached a stream that may not
+ * read their room. Auth on with a shared secret made for the run. Each store
+ * holds the rooms and memberships only.
+ */
+async function streamsGroup(
+  cores: Cores,
+  bench: PostgresBench | null,
+  startService: StartService,
+  stop: (server: ServerProcess) => Promise<void>,
+  dbFile: (name: string) => string,
+  notes: string[],
+): Promise<BenchResult['streams']> {
+  const secret = randomBytes(32).toString('hex');
+  const env = { AUTH_JWT_SECRET: secret };
+  const measure = async (store: string, databaseUrl: string): Promise<StreamsRun | null> => {
+    const server = await startService(`streams-${store}`, { ...env, DATABASE_URL: databaseUrl });
+    try {
+      const run = (await runJsonChild(
+        pinned(cores, cores.client, [
+          process.execPath,
+          '--import',
+          'tsx',
+          'bench/room-streams.ts',
+          server.baseUrl,
+          secret,
+          String(streamWrites),
+        ]),
+      )) as StreamsRun;
+      log(
+        `  [streams ${store}] ${run.streams} streams, ${run.writes} writes: p99 ${run.all.p99Ms} ms ` +
+          `(public ${run.publicRooms.p99Ms}, private ${run.privateRoomsOnly.p99Ms}), ` +
+          `undelivered ${run.undelivered}, leaks ${run.leaks}, duplicates ${run.duplicates}`,
+      );
+      return run;
+    } catch (error) {
+      notes.push(`streams ${store} failed: ${(error as Error).message.split('\n')[0]}`);
+      log(`  [streams ${store}] failed: ${(error as Error).message}`);
+      return null;
+    } finally {
+      await stop(server);
+    }
+  };
+  log('streams: 1,000 authenticated streams, 100 rooms (10 private), SQLite');
+  const file = dbFile('streams');
+  await seedSqlite(file, 0, join(TMP, 'ids-streams.txt'));
+  writeRoomsSqlite(file, streamsLayout());
+  const sqliteRun = await measure('sqlite', `sqlite:${file}`);
+  removeSqlite(file);
+  let postgresRun: StreamsRun | null = null;
+  if (reachable(bench)) {
+    log('streams: the same on PostgreSQL');
+    const url = bench.emptySchema();
+    await migratePostgres(url);
+    await writeRoomsPostgres(url, streamsLayout());
+    postgresRun = await measure('postgres', url);
+  } else {
+    notes.push('streams: PostgreSQL not reachable, SQLite only');
+  }
+  return { sqlite: sqliteRun, postgres: postgresRun };
+}
+
+/** Starts a build on a fresh store so it migrates it itself, then stops it. */
+async function migrateWith(
+  startService: StartService,
+  stop: (server: ServerProcess) => Promise<void>,
+  cwd: string,
+  databaseUrl: string,
+): Promise<void> {
+  await stop(await startService('migrate', { DATABASE_URL: databaseUrl }, cwd));
+}
+
+/**
+ * GET by id and durable POST of this build and of the baseline's, on SQLite
+ * and PostgreSQL at `large` stored, all in the same interleaved rounds. Both
+ * builds hold the same kind of store: seeded in the baseline's schema (which
+ * the baseline's build migrates itself), and for this build then upgraded by
+ * its own migrations, as a store in production would be.
+ */
+async function baselineGroup(
+  cores: Cores,
+  bench: PostgresBench | null,
+  build: BaselineBuild,
+  startService: StartService,
+  stop: (server: ServerProcess) => Promise<void>,
+  floor: (group: string) => Member,
+  paths: SeedPaths,
+): Promise<ScenarioResult[]> {
+  const servers: ServerProcess[] = [];
+  const files = [paths.dbFile('baseline-old'), paths.dbFile('baseline-head')];
+  try {
+    log(`baseline ${build.commit}: seeding ${large} messages in its SQLite schema`);
+    const [oldFile, headFile] = files as [string, string];
+    removeSqlite(oldFile);
+    await migrateWith(startService, stop, build.cwd, `sqlite:${oldFile}`);
+    fillSqlite(oldFile, large, paths.idsFile('baseline'));
+    copySqlite(oldFile, headFile);
+    const upgrade = new SqliteStore({ filename: headFile, synchronous: 'off' });
+    await upgrade.migrate();
+    await upgrade.close();
+
+    const pair = (
+      store: 'sqlite' | 'postgres',
+      head: ServerProcess,
+      old: ServerProcess,
+      ids: { head: string; old: string },
+      databaseCpu?: (server: ServerProcess) => () => Promise<number>,
+    ): Member[] => {
+      const settings: Record<string, string> =
+        store === 'sqlite' ? { SQLITE_SYNCHRONOUS: 'full' } : { PG_POOL_SIZE: '10 (default)' };
+      const out: Member[] = [];
+      for (const [kind, label, run] of [
+        [
+          'get',
+          'GET /api/messages/{id}',
+          (f: string) => ({ path: '/', script: 'get-by-id.lua', args: [f] }),
+        ],
+        [
+          'create',
+          'POST /api/messages (durable)',
+          () => ({ path: '/api/messages', script: 'create.lua' }),
+        ],
+      ] as const) {
+        for (const [which, server, idsPath] of [
+          ['head', head, ids.head],
+          ['baseline', old, ids.old],
+        ] as const) {
+          out.push(
+            wrkMember(
+              cores,
+              server,
+              {
+                id: `baseline:${store}-${kind}-${which}`,
+                label: `${label}, ${which === 'head' ? 'this commit' : `baseline ${build.commit}`}`,
+                store,
+                stored: large,
+                settings,
+              },
+              run(idsPath),
+              databaseCpu?.(server),
+            ),
+          );
+        }
+      }
+      return out;
+    };
+
+    const sqliteHead = await startService('baseline-sqlite-head', {
+      DATABASE_URL: `sqlite:${headFile}`,
+    });
+    servers.push(sqliteHead);
+    const sqliteOld = await startService(
+      'baseline-sqlite-old',
+      { DATABASE_URL: `sqlite:${oldFile}` },
+      build.cwd,
+    );
+    servers.push(sqliteOld);
+    const sqliteIds = paths.idsFile('baseline');
+    const members = [
+      floor('baseline'),
+      ...pair('sqlite', sqliteHead, sqliteOld, { head: sqliteIds, old: sqliteIds }),
+    ];
+
+    if (reachable(bench)) {
+      log(`baseline ${build.commit}: seeding ${large} messages twice in its PostgreSQL schema`);
+      const oldUrl = bench.emptySchema();
+      await migrateWith(startService, stop, build.cwd, oldUrl);
+      await fillPostgres(oldUrl, large, paths.idsFile('pg-baseline-old'));
+      const headUrl = bench.emptySchema();
+      await migrateWith(startService, stop, build.cwd, headUrl);
+      await fillPostgres(headUrl, large, paths.idsFile('pg-baseline-head'));
+      log('  upgrading the second schema with this build');
+      await migratePostgres(headUrl);
+      const client = await schemaClient(headUrl);
+      await client.query('ANALYZE messages; ANALYZE rooms').finally(() => client.end());
+      const pgHead = await startService('baseline-pg-head', { DATABASE_URL: headUrl });
+      servers.push(pgHead);
+      const pgOld = await startService('baseline-pg-old', { DATABASE_URL: oldUrl }, build.cwd);
+      servers.push(pgOld);
+      members.push(
+        ...pair(
+          'postgres',
+          pgHead,
+          pgOld,
+          { head: paths.idsFile('pg-baseline-head'), old: paths.idsFile('pg-baseline-old') },
+          bench.databaseCpu,
+        ),
+      );
+    }
+    log(`baseline: GET by id and durable POST, this commit and ${build.commit}, interleaved`);
+    return await pairedRounds('baseline', members, 'baseline:floor');
+  } finally {
+    for (const server of servers) await stop(server);
+    for (const file of files) removeSqlite(file);
+  }
 }
 
 /**

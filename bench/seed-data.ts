@@ -36,8 +36,16 @@ export function uuidv7At(ms: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/** Picks a row's room from the seeded random sequence (the default: eleven rooms, half `general`). */
+export type RoomPicker = (next: () => number) => string;
+
+const elevenRooms: RoomPicker = (next) => {
+  const roll = next() % 20;
+  return roll < 10 ? 'general' : `room-${roll - 10}`;
+};
+
 /** `count` chat messages, oldest first, ending about now. */
-export function* seedRows(count: number): Generator<SeedRow> {
+export function* seedRows(count: number, pickRoom: RoomPicker = elevenRooms): Generator<SeedRow> {
   const words = WORDS.split(' ');
   const start = Date.now() - count - 60_000;
   let state = 12345;
@@ -50,10 +58,9 @@ export function* seedRows(count: number): Generator<SeedRow> {
     const length = 20 + (next() % 181);
     let content = '';
     while (content.length < length) content += `${words[next() % words.length]} `;
-    const roll = next() % 20;
     yield {
       id: uuidv7At(ms),
-      room: roll < 10 ? 'general' : `room-${roll - 10}`,
+      room: pickRoom(next),
       author: `user-${next() % 100}`,
       content: content.slice(0, length).trim(),
       createdAt: new Date(ms).toISOString(),
@@ -77,12 +84,37 @@ export function idSampler(count: number, max: number) {
   };
 }
 
+/** How the rows of a seeding are made, and who else sees each of them. */
+export interface FillOptions {
+  readonly pickRoom?: RoomPicker;
+  /** Sees every row inserted, in order (to seed what refers to messages). */
+  readonly onRow?: (row: SeedRow) => void;
+}
+
 /** A fresh SQLite file with `count` messages; returns a sample of its ids. */
-export async function seedSqlite(file: string, count: number, idsFile: string): Promise<string[]> {
+export async function seedSqlite(
+  file: string,
+  count: number,
+  idsFile: string,
+  options: FillOptions = {},
+): Promise<string[]> {
   for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
   const store = new SqliteStore({ filename: file, synchronous: 'off' });
   await store.migrate();
   await store.close();
+  return fillSqlite(file, count, idsFile, options);
+}
+
+/**
+ * Bulk-inserts `count` messages into a SQLite file already migrated (by this
+ * build or another: the messages columns are the same since version 3).
+ */
+export function fillSqlite(
+  file: string,
+  count: number,
+  idsFile: string,
+  options: FillOptions = {},
+): string[] {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
@@ -96,8 +128,9 @@ export async function seedSqlite(file: string, count: number, idsFile: string): 
       insert.run(r.id, r.room, r.author, r.content, r.createdAt, r.createdAt, bodyOf(r));
     }
   });
-  for (const row of seedRows(count)) {
+  for (const row of seedRows(count, options.pickRoom)) {
     sample.offer(row.id);
+    options.onRow?.(row);
     chunk.push(row);
     if (chunk.length === 50_000) {
       flush(chunk);
@@ -120,24 +153,53 @@ export function removeSqlite(file: string): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
 }
 
-/** Migrates a PostgreSQL schema through the store class and bulk-inserts `count` messages. */
-export async function seedPostgres(url: string, count: number, idsFile: string): Promise<string[]> {
+/** Migrates a PostgreSQL schema through this build's store class. */
+export async function migratePostgres(url: string): Promise<void> {
   const store = new PostgresStore({
     url,
     poolSize: 1,
-    timeoutMs: 60_000,
+    timeoutMs: 600_000,
     onBackgroundError: () => undefined,
   });
   await store.migrate();
   await store.close();
+}
+
+/** Migrates a PostgreSQL schema through the store class and bulk-inserts `count` messages. */
+export async function seedPostgres(
+  url: string,
+  count: number,
+  idsFile: string,
+  options: FillOptions = {},
+): Promise<string[]> {
+  await migratePostgres(url);
+  return fillPostgres(url, count, idsFile, options);
+}
+
+/** A client on the schema of `url` (its `schema` parameter as search_path). */
+export async function schemaClient(url: string): Promise<pg.Client> {
   const schema = new URL(url).searchParams.get('schema');
   const base = new URL(url);
   base.searchParams.delete('schema');
   const client = new pg.Client({ connectionString: base.toString() });
   await client.connect();
+  if (schema !== null) await client.query(`SET search_path = ${schema}`);
+  return client;
+}
+
+/**
+ * Bulk-inserts `count` messages into a PostgreSQL schema already migrated (by
+ * this build or another), then ANALYZEs it.
+ */
+export async function fillPostgres(
+  url: string,
+  count: number,
+  idsFile: string,
+  options: FillOptions = {},
+): Promise<string[]> {
+  const client = await schemaClient(url);
   const sample = idSampler(count, 100_000);
   try {
-    await client.query(`SET search_path = ${schema}`);
     let chunk: SeedRow[] = [];
     const flush = async () => {
       if (chunk.length === 0) return;
@@ -157,8 +219,9 @@ export async function seedPostgres(url: string, count: number, idsFile: string):
       );
       chunk = [];
     };
-    for (const row of seedRows(count)) {
+    for (const row of seedRows(count, options.pickRoom)) {
       sample.offer(row.id);
+      options.onRow?.(row);
       chunk.push(row);
       if (chunk.length === 10_000) await flush();
     }

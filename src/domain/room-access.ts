@@ -48,11 +48,16 @@ export interface AccessLookup {
  * a change of a room the actor may read then, with three exceptions: a
  * `member.removed` about the actor itself always reaches it; a `room.updated`
  * that made a public room private reaches every stream (each could read it
- * before); a `read-marker.updated` reaches only the marker's subject.
+ * before); a `read-marker.updated` reaches only the marker's subject (while
+ * it may read the room).
  */
 export function mayReceive(actor: Actor | null, change: Change, lookup: AccessLookup): boolean {
   if (actor === null) return true;
-  if (change.kind === 'read-marker.updated') return change.subject === actor.subject;
+  // "Only the subject" narrows the rule, it does not replace it: a member removed since
+  // does not get its old marker of the room back in a replay.
+  if (change.kind === 'read-marker.updated') {
+    return change.subject === actor.subject && mayReadNow(actor, change.room, lookup);
+  }
   if (change.kind === 'member.removed' && change.subject === actor.subject) return true;
   if (change.kind === 'room.updated' && change.madePrivate) return true;
   return mayReadNow(actor, change.room, lookup);

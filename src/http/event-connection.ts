@@ -186,21 +186,25 @@ export class EventConnection {
   }
 
   /**
-   * Writes one change if its room matches and its subject may receive it;
-   * true when the client's buffer is over the bound.
+   * Writes one change if its room matches and its subject may receive it, and
+   * ends a `?room=` stream whose subject can no longer read the room; true
+   * when the client's buffer is over the bound.
    */
   #send(change: Change): boolean {
     if (this.#mode === 'closed') return false;
     this.#position = change.seq;
     const { room, actor, access } = this.#o;
     if (room !== undefined && change.room !== room) return false;
-    if (!mayReceive(actor, change, access)) return false;
-    const frame = changeFrame(change);
+    const frame = mayReceive(actor, change, access) ? changeFrame(change) : undefined;
     if (frame !== undefined) {
       this.#lastId = change.seq;
       this.#o.res.write(frame);
     }
+    // Also when the change itself was left out: a name that came into being as a private
+    // room takes the access away without anything this subject may be sent.
     if (room !== undefined && !mayReadNow(actor, room, access)) {
+      // The client resumes from here if it gets the room back (no change twice, none lost).
+      if (this.#position > this.#lastId) this.#o.res.write(heartbeatFrame(this.#position));
       this.end();
       return false;
     }

@@ -79,9 +79,9 @@ were left out.
 
 With auth on, a change goes out only if the stream's subject may read its room when it is sent, except:
 a \`member.removed\` about the subject itself always reaches it; a \`room.updated\` that made a public room
-private reaches every stream; a \`read-marker.updated\` reaches only its subject. \`?room=\` of a private
-room the subject may not read is a 403, and such a stream ends after the change that takes its access
-away. When the requested
+private reaches every stream; a \`read-marker.updated\` reaches only its subject (while it may read
+the room). \`?room=\` of a private room the subject may not read is a 403, and such a stream ends after
+the change that takes its access away (a room that comes into being private included). When the requested
 point is older than the log keeps (EVENTS_RETENTION_HOURS, default 7 days) or newer than its
 latest change, the first event is \`event: reset\` with \`id: <latest>\` and
 \`data: {"latest":<n>,"reason":"purged"|"ahead"}\`: reload the list. A client that leaves

@@ -22,6 +22,8 @@ import {
 } from '../../src/store/postgres/list-sql.ts';
 import { searchStatements } from '../../src/store/sqlite/search.ts';
 import { listStatement as sqliteList } from '../../src/store/sqlite/list-sql.ts';
+import { ROOMS_OF as postgresRoomsOf } from '../../src/store/postgres/members.ts';
+import { ROOMS_OF_SQL as sqliteRoomsOf } from '../../src/store/sqlite/members.ts';
 import { postgresEngine, sqliteEngine, type TestDatabase } from '../support/engines.ts';
 import { PG_BASE_URL, postgresAvailable, skipUnless } from '../support/prerequisites.ts';
 
@@ -146,6 +148,41 @@ describe('list plans on PostgreSQL', async () => {
     await client.end();
     await db.cleanup();
   });
+
+  it(
+    "a subject's room list: each room's newest message and unread count walk the room index",
+    { skip },
+    async () => {
+      // Index-only where the table's pages are all visible: as after autovacuum.
+      await client.query('VACUUM ANALYZE messages');
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      await client.query(`PREPARE rooms_of AS ${postgresRoomsOf}`);
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) EXECUTE rooms_of('ada', 1000)`,
+      );
+      await client.query('DEALLOCATE rooms_of');
+      await client.query('RESET plan_cache_mode');
+      const nodes = flatten(rows[0]!['QUERY PLAN'][0].Plan);
+      const types = nodes.map(
+        (n) => `${n['Node Type']} ${n['Index Name'] ?? n['Relation Name'] ?? ''}`,
+      );
+      const scans = nodes.filter((n) => n['Relation Name'] === 'messages');
+      assert.equal(scans.length, 2, types.join(' > '));
+      // The newest message: one step of an index (with this table's twelve rooms the planner
+      // may walk the primary key backwards; with hundreds of rooms it takes the room index).
+      for (const scan of scans) {
+        assert.match(scan['Node Type'], /^Index (Only )?Scan/, types.join(' > '));
+      }
+      // The unread count reads the room index alone (the author is in it).
+      assert.ok(
+        scans.some(
+          (scan) =>
+            scan['Node Type'] === 'Index Only Scan' && scan['Index Name'] === 'messages_room_id',
+        ),
+        types.join(' > '),
+      );
+    },
+  );
 
   for (const { label, query, index } of shapes()) {
     it(label, { skip }, async () => {
@@ -335,6 +372,30 @@ describe('list plans on SQLite', () => {
   after(async () => {
     sqlite.close();
     await db.cleanup();
+  });
+
+  it("a subject's room list: each room's newest message and unread count search the room index", () => {
+    const details = (
+      sqlite
+        .prepare(`EXPLAIN QUERY PLAN ${sqliteRoomsOf}`)
+        .all({ subject: 'ada', limit: 1000 }) as {
+        detail: string;
+      }[]
+    ).map((p) => p.detail);
+    const text = details.join(' | ');
+    assert.ok(
+      !details.some((d) => /^SCAN (messages|u|lm)\b/.test(d)),
+      `a scan of messages in ${text}`,
+    );
+    // The newest message: the room index, backwards; the unread count: the room index alone.
+    assert.ok(
+      details.some((d) => /^SEARCH messages USING (COVERING )?INDEX messages_room_id/.test(d)),
+      text,
+    );
+    assert.ok(
+      details.some((d) => /^SEARCH u USING COVERING INDEX messages_room_id/.test(d)),
+      text,
+    );
   });
 
   for (const { label, query, index } of shapes()) {

@@ -80,6 +80,13 @@ test('a stream receives changes of rooms its subject may read, with the three ex
   assert.equal(mayReceive(ada, marker, lookup), true);
   assert.equal(mayReceive(bob, marker, lookup), false);
   assert.equal(mayReceive(root, marker, lookup), false);
+  // ...and to its subject only while it may read the room (not after it was removed)
+  const lost = change('read-marker.updated', 'p2', { subject: 'bob' });
+  assert.equal(mayReceive(bob, lost, lookup), false);
+  assert.equal(
+    mayReceive(ada, change('read-marker.updated', 'p1', { subject: 'ada' }), lookup),
+    true,
+  );
 });
 
 test('the access view loads a snapshot and follows changes in order (again after the snapshot too)', async () => {

@@ -21,7 +21,10 @@ test('q: terms split on White_Space, deduplicated; the rules of length and count
   const refused = (q: string, inRoom = false) =>
     assert.throws(
       () => searchQuery(q, inRoom),
-      (e: unknown) => isAppError(e) && e.status === 400 && e.errors?.[0]?.parameter === 'q',
+      (e: unknown) =>
+        isAppError(e) &&
+        e.status === 400 &&
+        JSON.stringify(e.errors) === JSON.stringify([{ parameter: 'q', detail: e.detail }]),
       JSON.stringify(q),
     );
   refused('');

@@ -35,7 +35,7 @@ const LIST_MEMBERS = `SELECT l.latest, p.* FROM (SELECT ${LATEST_SEQ} AS latest)
  * the room, its newest message (one step of the (room, id) index, backwards)
  * and the marker; the unread counts only for the rooms that make the cut.
  */
-const ROOMS_OF = `SELECT p.*, ${unreadSql('p.name', '$1', 'p.last_read')} AS unread
+export const ROOMS_OF = `SELECT p.*, ${unreadSql('p.name', '$1', 'p.last_read')} AS unread
   FROM (
     SELECT ${ROOM_COLUMNS}, ms.role, lm.id::text AS last_id, lm.author AS last_author,
       ${iso('lm.created_at')} AS last_at, rm.last_read,

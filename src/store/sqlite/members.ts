@@ -25,7 +25,7 @@ function membershipOf(row: MembershipRow): Membership {
  * A subject's rooms: the newest message of each found on the (room, id) index
  * (one step per room), then ordered by activity. Parameters: @subject, @limit.
  */
-const ROOMS_OF_SQL = `
+export const ROOMS_OF_SQL = `
   WITH mine AS (
     SELECT m.room, m.role,
            (SELECT id FROM messages WHERE room = m.room ORDER BY id DESC LIMIT 1) AS last_id

@@ -154,6 +154,11 @@ export const sqliteMigrations: readonly Migration[] = [
         PRIMARY KEY (room, subject)
       ) WITHOUT ROWID;
 
+      -- The author in the room index: an unread count (others' messages after a marker, up to
+      -- 100 per room, 200 rooms in a room list) then reads the index alone, not each message.
+      DROP INDEX messages_room_id;
+      CREATE INDEX messages_room_id ON messages (room, id, author);
+
       ALTER TABLE changes RENAME COLUMN message TO data;
       ALTER TABLE changes ADD COLUMN subject TEXT;
       ALTER TABLE changes ADD COLUMN made_private INTEGER NOT NULL DEFAULT 0;
