@@ -11,8 +11,9 @@
  *          only these groups.
  *        --no-build: use the existing dist/.
  *        --baseline=<commit>: also build that commit and measure its PostgreSQL creates
- *          (CPU per create, service and database) interleaved with this one's (pg-create), and
- *          its GET by id and durable POST on both stores interleaved with this one's (baseline).
+ *          (CPU per create, service and database) interleaved with this one's (pg-create),
+ *          its GET by id and durable POST on both stores interleaved with this one's
+ *          (baseline), and its durable creates against this one's (search: the index's cost).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -55,6 +56,7 @@ import {
   writeRoomsSqlite,
 } from './seed-rooms.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { searchGroup } from './search-bench.ts';
 import {
   detectCores,
   freePort,
@@ -85,6 +87,7 @@ const GROUPS = [
   'user-rooms',
   'streams',
   'baseline',
+  'search',
 ] as const;
 
 const { values: flags } = parseArgs({
@@ -690,6 +693,15 @@ async function main(): Promise<void> {
           );
         });
       }
+    }
+
+    if (only.has('search')) {
+      const search = await searchGroup({
+        ...{ root: ROOT, tmp: TMP, dirs: DIRS, cores, large, plan, baseline: flags.baseline },
+        ...{ startService, stop, log },
+      });
+      scenarios.push(...search.scenarios);
+      notes.push(...search.notes);
     }
 
     let start: StartResult[] | null = null;

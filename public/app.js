@@ -6,9 +6,11 @@ import { signIn, signedInName } from './auth.js';
 import {
   applyChange,
   clearMessages,
+  hasOlder,
   initMessageList,
   newestVisibleId,
   oldestId,
+  reveal,
   showOlder,
   showPage,
   scrollToEnd,
@@ -28,8 +30,11 @@ import {
   setMe,
   setOpen,
 } from './rooms.js';
+import { initSearch } from './search.js';
 
 const PAGE = 50;
+/** How far back a search result is looked for by loading older pages (there is no `around` yet). */
+const JUMP_PAGES = 40;
 const KINDS = [
   'message.created',
   'message.updated',
@@ -228,6 +233,23 @@ async function load() {
   }
 }
 
+/**
+ * Shows a search result in its room: opens the room, then loads older pages
+ * until the message is shown (at most JUMP_PAGES of them), and scrolls to it.
+ */
+async function jumpTo(message) {
+  if (message.room !== state.room) await openRoom(message.room);
+  if (message.room !== state.room) return;
+  for (let page = 0; page < JUMP_PAGES && !reveal(message.id); page++) {
+    const oldest = oldestId();
+    if (!hasOlder() || oldest === undefined || oldest <= message.id) break;
+    await loadOlder();
+  }
+  if (!reveal(message.id)) {
+    showNote('That message is no longer there, or too far back to load.');
+  }
+}
+
 async function loadOlder() {
   const before = oldestId();
   if (before === undefined) return;
@@ -316,8 +338,9 @@ async function openRoom(name) {
   ui.noRoom.hidden = true;
   ui.roomView.hidden = false;
   state.retryMs = RETRY_MIN_MS;
-  void load();
+  const loaded = load();
   ui.content.focus();
+  return loaded;
 }
 
 /** No room open (after leaving it, or losing it). */
@@ -406,6 +429,11 @@ async function enter(event) {
 }
 
 initMessageList({ me: () => state.name, onError: showError });
+initSearch({
+  room: () => state.room,
+  onJump: (message) => void jumpTo(message),
+  onError: showError,
+});
 initRooms({
   onSelect: (name) => void openRoom(name),
   onError: showError,

@@ -72,6 +72,24 @@ export function remove(id) {
   itemFor(id)?.remove();
 }
 
+/** True while older pages of the room shown may exist. */
+export function hasOlder() {
+  return moreOlder;
+}
+
+/** Scrolls a shown message into view and marks it for a moment; false when it is not shown. */
+export function reveal(id) {
+  const li = itemFor(id);
+  if (li === null) return false;
+  // Only the list scrolls (scrollIntoView would move the whole page too).
+  const list = ui.list.getBoundingClientRect();
+  const item = li.getBoundingClientRect();
+  ui.list.scrollTop += item.top - list.top - (list.height - item.height) / 2;
+  li.classList.add('found');
+  setTimeout(() => li.classList.remove('found'), 2000);
+  return true;
+}
+
 export function oldestId() {
   return ui.list.firstElementChild?.dataset.id;
 }

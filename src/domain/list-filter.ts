@@ -5,6 +5,7 @@
  * into its own SQL once, and takes a query's values from listValues.
  */
 import type { ListOrder, ListQuery } from './message.ts';
+import { indexedTerms } from './search-text.ts';
 
 /** One condition every listed message meets; its values are the query's fields of the same names. */
 export type ListCondition =
@@ -22,7 +23,13 @@ export type ListCondition =
    * The message's room is one `readableBy` may read (room-access.ts mayRead):
    * not a private room, or a private room it is a member of.
    */
-  | { readonly kind: 'readable' };
+  | { readonly kind: 'readable' }
+  /**
+   * The message's normalized content (search-text.ts) contains each of the
+   * query's `terms` search terms; `indexed` of them (the first ones) are long
+   * enough for a trigram index. Its values: the terms, longest first.
+   */
+  | { readonly kind: 'search'; readonly terms: number; readonly indexed: number };
 
 export type ListWalk =
   /** Every room's messages: the id key, in order, up to the limit. */
@@ -39,6 +46,8 @@ export interface ListFilter {
   readonly conditions: readonly ListCondition[];
   readonly walk: ListWalk;
   readonly order: ListOrder;
+  /** Whether one of the conditions is a search (then engines may take another way to the rows). */
+  readonly search: boolean;
 }
 
 /** One filter per shape, made on first use: a list costs no description of its own. */
@@ -52,7 +61,9 @@ export function listFilter(query: ListQuery): ListFilter {
     (query.before !== undefined ? 4 : 0) |
     (query.ids !== undefined ? 8 : 0) |
     (query.order === 'desc' ? 16 : 0) |
-    (query.readableBy !== undefined ? 32 : 0);
+    (query.readableBy !== undefined ? 32 : 0) |
+    // A search's shape also says how many terms it has, and how many an index can serve.
+    (query.q !== undefined ? 64 | (query.q.terms.length << 7) | (indexedCount(query) << 11) : 0);
   return (shapes[shape] ??= describe(query));
 }
 
@@ -71,26 +82,51 @@ function describe(query: ListQuery): ListFilter {
   if (ids) conditions.push({ kind: 'ids' });
   const readable = query.readableBy !== undefined;
   if (readable) conditions.push({ kind: 'readable' });
-  const letters = `${room ? 'r' : ''}${after ? 'a' : ''}${before ? 'b' : ''}${ids ? 'i' : ''}${readable ? 'p' : ''}`;
+  const terms = query.q?.terms.length ?? 0;
+  const indexed = indexedCount(query);
+  if (query.q !== undefined) conditions.push({ kind: 'search', terms, indexed });
+  const search = query.q !== undefined ? `q${terms}.${indexed}` : '';
+  const letters = `${room ? 'r' : ''}${after ? 'a' : ''}${before ? 'b' : ''}${ids ? 'i' : ''}${readable ? 'p' : ''}${search}`;
   return {
     name: `list-${letters}-${query.order}`,
     conditions,
     walk: ids ? 'ids' : room ? 'room-id' : 'id',
     order: query.order,
+    search: query.q !== undefined,
   };
 }
 
+function indexedCount(query: ListQuery): number {
+  return query.q === undefined ? 0 : indexedTerms(query.q.terms).length;
+}
+
+/** The terms, those an index can serve first (each group in the query's order). */
+export function searchTerms(query: ListQuery): string[] {
+  const terms = query.q?.terms ?? [];
+  const indexed = indexedTerms(terms);
+  return [...indexed, ...terms.filter((t) => !indexed.includes(t))];
+}
+
 const asIs = (ids: readonly string[]): unknown => ids;
+const asTerm = (term: string): unknown => term;
+
+/** How an engine wants some values: an id list as one value, a search term as a pattern. */
+export interface ValueEncoding {
+  readonly ids?: (ids: readonly string[]) => unknown;
+  readonly term?: (term: string) => unknown;
+}
 
 /**
  * The query's values for its filter's conditions, in their order (a room
- * range: the room, then its bounds); an id list as `encodeIds` makes it.
+ * range: the room, then its bounds); an id list and search terms as `encoding` makes them.
  */
 export function listValues(
   filter: ListFilter,
   query: ListQuery,
-  encodeIds: (ids: readonly string[]) => unknown = asIs,
+  encoding: ValueEncoding = {},
 ): unknown[] {
+  const encodeIds = encoding.ids ?? asIs;
+  const encodeTerm = encoding.term ?? asTerm;
   const values: unknown[] = [];
   for (const condition of filter.conditions) {
     switch (condition.kind) {
@@ -113,6 +149,9 @@ export function listValues(
         break;
       case 'readable':
         values.push(query.readableBy);
+        break;
+      case 'search':
+        for (const term of searchTerms(query)) values.push(encodeTerm(term));
         break;
     }
   }

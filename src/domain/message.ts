@@ -4,6 +4,7 @@
  * and is published in the OpenAPI document.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import type { SearchQuery } from './search-text.ts';
 
 /** Any 8-4-4-4-12 hex string is a well-formed id (matched case-insensitively). */
 export const ID_PATTERN =
@@ -145,6 +146,8 @@ export interface ListQuery {
   readonly ids?: readonly string[];
   /** Only messages of rooms this subject may read (public, or a member of). Absent: no such condition. */
   readonly readableBy?: string;
+  /** Only messages whose normalized content contains every term (search-text.ts). */
+  readonly q?: SearchQuery;
 }
 
 /** What a create needs besides what the client sent: the store writes exactly this. */

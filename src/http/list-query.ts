@@ -8,6 +8,7 @@ import {
   Room,
   type ListQuery,
 } from '../domain/message.ts';
+import { MAX_Q_CODE_POINTS, searchQuery } from '../domain/search-text.ts';
 
 export const ListQuerystring = Type.Object(
   {
@@ -34,6 +35,15 @@ export const ListQuerystring = Type.Object(
         description: 'Repeatable, at most 100: only these messages (unknown ones are absent).',
       }),
     ),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_Q_CODE_POINTS,
+        description:
+          'Search: only messages whose content contains every term. `q` (1-200 code points) is NFKC-normalized and lowercased (as JavaScript toLowerCase()), then split on White_Space into 1-10 terms; a message matches when each term is a substring of its content normalized the same way. A term under 3 code points needs another of 3 or more, or `room`.',
+        examples: ['deploy friday'],
+      }),
+    ),
   },
   { description: 'Unknown parameters are ignored.' },
 );
@@ -47,6 +57,8 @@ export function toListQuery(qs: ListQuerystring): ListQuery {
     ...(qs.after === undefined ? {} : { after: qs.after.toLowerCase() }),
     ...(qs.before === undefined ? {} : { before: qs.before.toLowerCase() }),
     ...(qs.id === undefined ? {} : { ids: [...new Set(qs.id.map((id) => id.toLowerCase()))] }),
+    // A 400 naming q for terms it cannot take: before any read, as every malformed parameter.
+    ...(qs.q === undefined ? {} : { q: searchQuery(qs.q, qs.room !== undefined) }),
   };
 }
 
@@ -61,5 +73,6 @@ export function nextPageUrl(basePath: string, query: ListQuery, last: string): s
   if (after !== undefined) params.set('after', after);
   if (before !== undefined) params.set('before', before);
   for (const id of query.ids ?? []) params.append('id', id);
+  if (query.q !== undefined) params.set('q', query.q.text);
   return `${basePath}?${params.toString()}`;
 }

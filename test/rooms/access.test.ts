@@ -146,6 +146,21 @@ eachEngine(
       assert.ok(!theirs.some((r) => r.name === s.closed));
     });
 
+    it('a private room: a search leaves it out for a non-member, and naming it is a 403', async () => {
+      const s = await scene(shared(), true);
+      const word = s.hello.content.split(' ')[1]!;
+      const ids = (ms: Message[]) => ms.map((m) => m.id);
+      assert.deepEqual(ids(await list<Message>(s.eve, `/api/messages?q=${word}`)), [s.hello.id]);
+      for (const who of [s.bob, s.root, s.ada]) {
+        assert.deepEqual(ids(await list<Message>(who, `/api/messages?q=${word}&limit=10`)), [
+          s.secret.id,
+          s.reply.id,
+          s.hello.id,
+        ]);
+      }
+      assertProblem(await s.eve.request('GET', `/api/messages?q=${word}&room=${s.closed}`), 403);
+    });
+
     it('a private room: members and admins read and write it everywhere', async () => {
       const s = await scene(shared(), true);
       for (const who of [s.bob, s.root, s.ada]) {

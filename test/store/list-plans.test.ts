@@ -14,7 +14,13 @@ import { defaultConfig } from '../../src/config.ts';
 import type { ListQuery } from '../../src/domain/message.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { listFilter } from '../../src/domain/list-filter.ts';
-import { listBatchSql, listStatement as postgresList } from '../../src/store/postgres/list-sql.ts';
+import { searchQuery } from '../../src/domain/search-text.ts';
+import {
+  listBatchSql,
+  listStatement as postgresList,
+  searchStatement,
+} from '../../src/store/postgres/list-sql.ts';
+import { searchStatements } from '../../src/store/sqlite/search.ts';
 import { listStatement as sqliteList } from '../../src/store/sqlite/list-sql.ts';
 import { ROOMS_OF as postgresRoomsOf } from '../../src/store/postgres/members.ts';
 import { ROOMS_OF_SQL as sqliteRoomsOf } from '../../src/store/sqlite/members.ts';
@@ -104,11 +110,16 @@ describe('list plans on PostgreSQL', async () => {
     client = new pg.Client({ connectionString: PG_BASE_URL });
     await client.connect();
     await client.query(`SET search_path = ${schema}`);
+    // Search text as search-text.ts makes it: a common word in every tenth message, a rare
+    // one in every 3000th.
     await client.query(
-      `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body)
+      `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body,
+         search_text)
        SELECT ('01900000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid,
-              'room-' || (i % $2), 'ada', 'message ' || i, now(), now(), 1, '{}'
-       FROM generate_series(0, $1 - 1) AS i`,
+              'room-' || (i % $2), 'ada', t, now(), now(), 1, '{}', t
+       FROM (SELECT i, 'message ' || i || CASE WHEN i % 10 = 0 THEN ' common' ELSE '' END
+               || CASE WHEN i % 3000 = 7 THEN ' zebrafish' ELSE '' END AS t
+             FROM generate_series(0, $1 - 1) AS i) AS s`,
       [ROWS, ROOMS],
     );
     // Rooms as the readable condition meets them: many, some private, a subject a member of
@@ -207,7 +218,94 @@ describe('list plans on PostgreSQL', async () => {
       for (const plan of plans) assertWalksIndex(flatten(plan), index);
     });
   }
+
+  // A search is planned for its values (searchStatement): a rare term must use the trigram
+  // index (then sorting its few rows is cheap), a common one may walk an ordered key and
+  // check each row until the page is full; nothing scans the table.
+  for (const { label, query, indexes, mustUse } of searchShapes()) {
+    it(`search: ${label}`, { skip }, async () => {
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) ${searchStatement(query)}`,
+      );
+      const nodes = flatten(rows[0]!['QUERY PLAN'][0].Plan);
+      const types = nodes.map((n) => n['Node Type']).join(' > ');
+      for (const node of nodes.filter((n) => n['Node Type'] === 'Seq Scan')) {
+        assert.equal(node['Relation Name'], 'change_log_meta', `a sequential scan in ${types}`);
+      }
+      const used = nodes.filter((n) => n['Index Name']?.startsWith('messages_'));
+      assert.ok(used.length > 0, `no index of messages in ${types}`);
+      for (const node of used)
+        assert.ok(indexes.includes(node['Index Name']!), `${node['Index Name']} in ${types}`);
+      if (mustUse !== undefined) {
+        assert.ok(
+          used.some((n) => n['Index Name'] === mustUse),
+          `${mustUse} unused in ${types}`,
+        );
+      }
+      // A sort only of what the trigram index found.
+      if (nodes.some((n) => /Sort/.test(n['Node Type']))) {
+        assert.ok(
+          used.every((n) => n['Index Name'] === 'messages_search_text'),
+          `a sort in ${types}`,
+        );
+      }
+    });
+  }
 });
+
+const TRIGRAM = 'messages_search_text';
+
+function searchShapes(): { label: string; query: Shape; indexes: string[]; mustUse?: string }[] {
+  const q = (text: string, inRoom = false) => searchQuery(text, inRoom);
+  const out: { label: string; query: Shape; indexes: string[]; mustUse?: string }[] = [];
+  for (const order of ['asc', 'desc'] as const) {
+    for (const bounds of ['none', 'both'] as const) {
+      const range =
+        bounds === 'both' ? { after: idOf(20_000), before: idOf(40_000) } : ({} as const);
+      out.push(
+        {
+          label: `rare term, order=${order} bounds=${bounds}`,
+          query: { order, limit: 50, q: q('zebrafish'), ...range },
+          indexes: [TRIGRAM],
+          mustUse: TRIGRAM,
+        },
+        {
+          label: `rare and common term, order=${order} bounds=${bounds}`,
+          query: { order, limit: 50, q: q('zebrafish common'), ...range },
+          indexes: [TRIGRAM],
+          mustUse: TRIGRAM,
+        },
+        {
+          label: `rare term readable, order=${order} bounds=${bounds}`,
+          query: { order, limit: 50, q: q('zebrafish'), readableBy: 'ada', ...range },
+          indexes: [TRIGRAM],
+          mustUse: TRIGRAM,
+        },
+        {
+          label: `common term, order=${order} bounds=${bounds}`,
+          query: { order, limit: 50, q: q('common'), ...range },
+          indexes: ['messages_pkey', TRIGRAM],
+        },
+        {
+          label: `rare term in a room, order=${order} bounds=${bounds}`,
+          query: { order, limit: 50, q: q('zebrafish'), room: 'room-7', ...range },
+          indexes: ['messages_room_id', TRIGRAM],
+        },
+        {
+          label: `common term in a room, order=${order} bounds=${bounds}`,
+          query: { order, limit: 50, q: q('common'), room: 'room-7', ...range },
+          indexes: ['messages_room_id', TRIGRAM],
+        },
+        {
+          label: `short terms in a room, order=${order} bounds=${bounds}`,
+          query: { order, limit: 50, q: q('ge 1', true), room: 'room-7', ...range },
+          indexes: ['messages_room_id'],
+        },
+      );
+    }
+  }
+  return out;
+}
 
 function assertWalksIndex(nodes: PlanNode[], index: Index): void {
   const types = nodes.map((n) => n['Node Type']);
@@ -247,7 +345,8 @@ describe('list plans on SQLite', () => {
     await store.close();
     sqlite = new Database(db.url.slice('sqlite:'.length));
     const insert = sqlite.prepare(
-      'INSERT INTO messages (id, room, author, content, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, 1)',
+      `INSERT INTO messages (id, room, author, content, created_at, updated_at, version,
+         search_text, search_rowid) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)`,
     );
     const now = new Date().toISOString();
     // Rooms as the readable condition meets them: some private, a subject a member of some.
@@ -258,8 +357,10 @@ describe('list plans on SQLite', () => {
       "INSERT INTO memberships (room, subject, role, joined_at) VALUES (?, ?, 'member', ?)",
     );
     sqlite.transaction(() => {
-      for (let i = 0; i < ROWS; i++)
-        insert.run(idOf(i), `room-${i % ROOMS}`, 'ada', `m ${i}`, now, now);
+      for (let i = 0; i < ROWS; i++) {
+        const text = `m ${i}${i % 10 === 0 ? ' common' : ''}`;
+        insert.run(idOf(i), `room-${i % ROOMS}`, 'ada', text, now, now, text, i + 1);
+      }
       for (let i = 0; i < ROOMS * 100; i++)
         room.run(`room-${i}`, i % 4 === 3 ? 'private' : 'public', now, now);
       for (let i = 0; i < 5000; i++) member.run(`room-${i % ROOMS}`, `user-${i}`, now);
@@ -331,6 +432,47 @@ describe('list plans on SQLite', () => {
             : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/,
         text,
       );
+    });
+  }
+
+  // A search: the ordered walk (with a budget) uses the list's own key and never sorts; the
+  // index way starts from the FTS5 matches and finds each message by its search_rowid (then
+  // sorts those few rows); short terms alone walk the room's range.
+  for (const { label, query } of searchShapes()) {
+    it(`search: ${label}`, () => {
+      const { walk, index, plain } = searchStatements(listFilter(query));
+      const plan = (text: string) => {
+        const values = Array.from({ length: text.split('?').length - 1 }, () => 'x');
+        return (
+          sqlite.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...values) as { detail: string }[]
+        ).map((p) => p.detail);
+      };
+      const keyWalk =
+        query.room === undefined
+          ? /^SEARCH messages USING PRIMARY KEY|^SCAN messages$/
+          : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/;
+      if (walk === undefined || index === undefined) {
+        assert.match(label, /short terms/);
+        const details = plan(plain);
+        assert.ok(!details.some((d) => /TEMP B-TREE/.test(d)), details.join(' | '));
+        assert.match(
+          details.find((d) => /\bmessages\b/.test(d)) ?? '',
+          keyWalk,
+          details.join(' | '),
+        );
+        return;
+      }
+      const walked = plan(walk);
+      assert.ok(!walked.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${walked.join(' | ')}`);
+      assert.match(walked.find((d) => /\bmessages\b/.test(d)) ?? '', keyWalk, walked.join(' | '));
+      const indexed = plan(index);
+      const text = indexed.join(' | ');
+      assert.match(indexed[0] ?? '', /^SCAN message_search VIRTUAL TABLE INDEX \d+:M/, text);
+      assert.ok(
+        indexed.some((d) => d.startsWith('SEARCH messages USING INDEX messages_search_rowid')),
+        text,
+      );
+      assert.ok(!indexed.some((d) => /^SCAN messages/.test(d)), text);
     });
   }
 });

@@ -1,8 +1,10 @@
 import { postgresEngine } from '../support/engines.ts';
 import { messageStoreContract } from './message-store.contract.ts';
 import { roomStoreContract } from './room-store.contract.ts';
+import { searchContract } from './search.contract.ts';
 
 messageStoreContract(postgresEngine);
 // The same promises with every per-turn scheduler off (BATCHING=off, docs/schedulers.md).
 messageStoreContract(postgresEngine, { batching: false });
 roomStoreContract(postgresEngine);
+searchContract(postgresEngine);

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import type { Message } from '../../src/domain/message.ts';
 import { messageJson } from '../../src/domain/message-json.ts';
+import { searchQuery, searchText } from '../../src/domain/search-text.ts';
 import type { Store } from '../../src/domain/store.ts';
 
 /**
@@ -28,7 +29,24 @@ export async function assertUpgradedMessages(store: Store, messages: readonly Me
     version: sample.version,
     room: sample.room,
   });
+  await assertUpgradedSearch(store, messages);
   await assertUpgradedRooms(store, messages);
+}
+
+/** The upgrade indexed every message it kept: a search finds them as the rule says. */
+async function assertUpgradedSearch(store: Store, messages: readonly Message[]) {
+  for (const q of ['MESSAGE', 'x'.repeat(20), `message 7 "QUOTED"`, `É 😀 TAB`]) {
+    const query = searchQuery(q, false);
+    const expected = messages.filter((m) =>
+      query.terms.every((t) => searchText(m.content).includes(t)),
+    );
+    assert.ok(expected.length > 0, q);
+    assert.equal(
+      (await store.messages.list({ order: 'desc', limit: 100, q: query })).json,
+      expected.reverse().map(messageJson).join(','),
+      q,
+    );
+  }
 }
 
 /**

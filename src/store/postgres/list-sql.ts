@@ -1,4 +1,5 @@
 /** The SQL of a message list on PostgreSQL: the domain's list filter (list-filter.ts) in PostgreSQL's words. */
+import pg from 'pg';
 import {
   listFilter,
   listValues,
@@ -43,7 +44,7 @@ export interface ListStatement extends ListSql {
  * Every column is qualified: an unqualified ORDER BY id once bound to a text output column
  * `id` (id::text) and sorted every row instead of walking the index.
  */
-type ParamType = 'text' | 'uuid' | 'integer';
+type ParamType = 'text' | 'uuid' | 'integer' | 'term';
 
 function condition(c: ListCondition, param: (type: ParamType) => string): string {
   switch (c.kind) {
@@ -69,6 +70,13 @@ function condition(c: ListCondition, param: (type: ParamType) => string): string
       return `messages.id < ${param('uuid')}::uuid`;
     case 'ids':
       return `messages.id = ANY(${param('uuid')}::uuid[])`;
+    case 'search':
+      // One LIKE per term: the trigram index serves it (3 code points or more), and it is exact
+      // whatever the index found (the term's %, _ and \ escaped: searchPattern).
+      return Array.from(
+        { length: c.terms },
+        () => `messages.search_text LIKE ${param('term')}`,
+      ).join(' AND ');
     case 'readable':
       // A filter beside the walk, which an OR keeps from becoming a join: the walk stays the
       // index's, in order, up to the limit. The planner hashes the private rooms (rooms_private)
@@ -129,7 +137,9 @@ export function listBatchSql(filter: ListFilter): { name: string; text: string }
     return `q.p${types.length}`;
   };
   const page = pageSql(filter, param);
-  const arrays = types.map((type, i) => `$${i + 1}::${type}[]`).join(', ');
+  const arrays = types
+    .map((type, i) => `$${i + 1}::${type === 'term' ? 'text' : type}[]`)
+    .join(', ');
   const columns = types.map((_, i) => `p${i + 1}`).join(', ');
   const text = `SELECT q.n, ${LATEST_SEQ} AS latest, p.count, p.json
     FROM unnest(${arrays}) WITH ORDINALITY AS q(${columns}, n)
@@ -149,14 +159,41 @@ export function listSql(filter: ListFilter): ListSql {
   return sql;
 }
 
+/** A term as a LIKE pattern that finds it anywhere, as it is: the default escape is a backslash. */
+export function searchPattern(term: string): string {
+  return `%${term.replace(/[\\%_]/g, '\\$&')}%`;
+}
+
 /** The values of the filter's statement: the limit too, unless the rows are cut here. */
 export function listParameters(
   filter: ListFilter,
   query: ListQuery & { readonly limit: number },
 ): unknown[] {
-  const values = listValues(filter, query);
+  const values = listValues(filter, query, { term: searchPattern });
   if (filter.walk !== 'ids') values.push(query.limit);
   return values;
+}
+
+/**
+ * A search's page statement, planned for its values: they are written into
+ * the text as literals, since the service's connections force generic plans
+ * (see postgres-store.ts) and a generic plan can tell neither a term in a
+ * hundred messages (the trigram index, then sort a few rows) from one in
+ * every tenth (the ordered walk, checking rows until the page is full), nor
+ * a page of 50 from a page of 1000. Not for an id list, whose at most 100
+ * lookups need no such choice.
+ */
+export function searchStatement(query: ListQuery & { readonly limit: number }): string {
+  const filter = listFilter(query);
+  if (!filter.search || filter.walk === 'ids') throw new Error('not a search page');
+  const values = listValues(filter, query, { term: searchPattern });
+  values.push(query.limit);
+  let next = 0;
+  const param = (type: ParamType) => {
+    const value = values[next++];
+    return type === 'integer' ? String(Number(value)) : pg.escapeLiteral(String(value));
+  };
+  return `SELECT ${LATEST_SEQ} AS latest, p.count, p.json FROM (${pageSql(filter, param)}) p`;
 }
 
 /** A query's statement and values together (EXPLAIN in the plan tests). */

@@ -15,11 +15,18 @@ import type {
   WriteCheck,
 } from '../../domain/message-store.ts';
 import { createdMessage, updateOutcome } from '../../domain/message-writes.ts';
+import { searchText } from '../../domain/search-text.ts';
 import { memberAdded, roomCreated } from '../../domain/room-changes.ts';
 import type { Membership, Room } from '../../domain/room.ts';
 import { appendChange, messageChange } from './changes.ts';
 import { CreateBatcher, type CreateRow } from './create-batcher.ts';
-import { listBatchSql, listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
+import {
+  listBatchSql,
+  listParameters,
+  listSql,
+  MESSAGE_COLUMNS,
+  searchStatement,
+} from './list-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import { PageBatcher, type PageRow } from './page-batcher.ts';
 import { ReadBatcher } from './read-batcher.ts';
@@ -46,8 +53,8 @@ export class PostgresMessages implements MessageStore {
       session.query(
         name,
         `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
-           $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])`,
-        Array.from({ length: 11 }, (_, column) => rows.map((row) => row[column])),
+           $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`,
+        Array.from({ length: 12 }, (_, column) => rows.map((row) => row[column])),
       );
     this.#creates = new CreateBatcher({
       batching,
@@ -113,6 +120,7 @@ export class PostgresMessages implements MessageStore {
         claim?.scope ?? null,
         claim?.key ?? null,
         claim?.token ?? null,
+        searchText(stored.content),
       ]),
     );
     if (!known) {
@@ -162,7 +170,10 @@ export class PostgresMessages implements MessageStore {
     const sql = listSql(filter);
     const values = listParameters(filter, query);
     if (sql.kind === 'aggregated') {
-      const row = await this.#pages.page(filter, values);
+      // A search is planned for its terms (see searchStatement), never batched.
+      const row = filter.search
+        ? await this.#searchPage(query)
+        : await this.#pages.page(filter, values);
       const more = row.count > query.limit;
       const json = more ? withoutLastMessage(row.json!) : (row.json ?? '');
       return {
@@ -190,14 +201,27 @@ export class PostgresMessages implements MessageStore {
       latestSeq: Number(rows[0]!.latest),
     };
   }
+
+  async #searchPage(query: ListQuery & { readonly limit: number }): Promise<PageRow> {
+    // Unnamed: a text of its own each time, nothing to keep prepared.
+    const [row] = await this.#session.query<PageRow>('', searchStatement(query), []);
+    return row!;
+  }
 }
 
 async function storeEdit(client: pg.PoolClient, edited: Message): Promise<void> {
   const json = messageJson(edited);
   await client.query({
     name: 'update-message',
-    text: 'UPDATE messages SET content = $2, updated_at = $3, version = $4, body = $5 WHERE id = $1',
-    values: [edited.id, edited.content, edited.updatedAt, edited.version, json],
+    text: 'UPDATE messages SET content = $2, updated_at = $3, version = $4, body = $5, search_text = $6 WHERE id = $1',
+    values: [
+      edited.id,
+      edited.content,
+      edited.updatedAt,
+      edited.version,
+      json,
+      searchText(edited.content),
+    ],
   });
   await appendChange(client, messageChange('message.updated', edited.room, json));
 }

@@ -396,4 +396,93 @@ export const postgresMigrations: readonly Migration[] = [
       END $$;
     `,
   },
+  {
+    version: 6,
+    name: 'search: normalized content and its trigram index',
+    // search_text is the content as search-text.ts normalizes it, written with the row (lower()
+    // here would follow the database's locale, not the rule). Rows stored before this
+    // migration get it from the store right after migrating (fillSearchText in
+    // postgres-store.ts), found by a partial index that stays empty once they have it.
+    // pg_trgm lives in public: an extension is one per database, and a schema dropped with
+    // CASCADE must not take it (and every other schema's index) along.
+    sql: `
+      -- Schemas migrate concurrently (one lock per schema): two first CREATE EXTENSIONs would
+      -- collide, so they take turns, and the second finds the extension there.
+      SELECT pg_advisory_xact_lock(hashtext('message-service.pg_trgm'));
+      CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public;
+      ALTER TABLE messages ADD COLUMN search_text text;
+      CREATE INDEX messages_search_text ON messages USING gin (search_text public.gin_trgm_ops);
+      CREATE INDEX messages_search_text_missing ON messages (id) WHERE search_text IS NULL;
+
+      DROP FUNCTION create_messages(
+        uuid[], text[], text[], text[], timestamptz[], text[], text[], text[], text[], text[], text[]);
+      CREATE FUNCTION create_messages(
+        p_ids uuid[], p_rooms text[], p_authors text[], p_contents text[], p_ats timestamptz[],
+        p_messages text[], p_room_data text[], p_member_data text[],
+        p_scopes text[], p_keys text[], p_tokens text[], p_search_texts text[]
+      ) RETURNS void
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        v_wanted integer;
+        v_held integer;
+        v_created bigint[];
+        v_last bigint;
+      BEGIN
+        SELECT count(*) INTO v_wanted FROM unnest(p_keys) AS k WHERE k IS NOT NULL;
+        IF v_wanted > 0 THEN
+          UPDATE idempotency_keys AS i SET state = 'done', status = 201, response = c.message
+            FROM unnest(p_scopes, p_keys, p_tokens, p_messages) AS c(scope, key, token, message)
+            WHERE c.key IS NOT NULL AND i.scope = c.scope AND i.key = c.key
+              AND i.token = c.token AND i.state = 'pending';
+          GET DIAGNOSTICS v_held = ROW_COUNT;
+          IF v_held <> v_wanted THEN
+            RAISE EXCEPTION 'an Idempotency-Key claim is no longer held' USING ERRCODE = 'MS001';
+          END IF;
+        END IF;
+        -- The first create of each room in the batch creates it when it is not a room yet;
+        -- v_created: the places in the batch of those that did.
+        -- (A create whose room the caller knows to exist sends no room data: rooms are never
+        -- deleted, so it need not try.)
+        WITH firsts AS (
+          SELECT DISTINCT ON (room) room, author, at, n
+          FROM unnest(p_rooms, p_authors, p_ats, p_room_data)
+            WITH ORDINALITY AS b(room, author, at, room_data, n)
+          WHERE room_data IS NOT NULL
+          ORDER BY room, n
+        ), new_rooms AS (
+          INSERT INTO rooms (name, visibility, topic, created_by, created_at, updated_at, version)
+            SELECT room, 'public', '', author, at, at, 1 FROM firsts ORDER BY room
+            ON CONFLICT (name) DO NOTHING
+          RETURNING name
+        ), owners AS (
+          INSERT INTO memberships (room, subject, role, joined_at)
+            SELECT f.room, f.author, 'owner', f.at FROM firsts f JOIN new_rooms r ON r.name = f.room
+          RETURNING room
+        )
+        SELECT array_agg(f.n) INTO v_created FROM firsts f JOIN owners o ON o.room = f.room;
+        INSERT INTO messages
+            (id, room, author, content, created_at, updated_at, version, body, search_text)
+          SELECT id, room, author, content, at, at, 1, message, search_text
+          FROM unnest(p_ids, p_rooms, p_authors, p_contents, p_ats, p_messages, p_search_texts)
+            AS m(id, room, author, content, at, message, search_text);
+        PERFORM pg_advisory_xact_lock(hashtext(current_schema() || '.changes'));
+        WITH added AS (
+          INSERT INTO changes (kind, room, data, subject)
+            SELECT k.kind, b.room, k.data, k.subject
+            FROM unnest(p_rooms, p_authors, p_messages, p_room_data, p_member_data)
+                WITH ORDINALITY AS b(room, author, message, room_data, member_data, n)
+              CROSS JOIN LATERAL (VALUES
+                (1, 'room.created', b.room_data, NULL::text),
+                (2, 'member.added', b.member_data, b.author),
+                (3, 'message.created', b.message, NULL::text)
+              ) AS k(o, kind, data, subject)
+            WHERE k.o = 3 OR b.n = ANY(v_created)
+            ORDER BY b.n, k.o
+          RETURNING seq
+        )
+        SELECT max(seq) INTO v_last FROM added;
+        PERFORM pg_notify('message_changes', current_schema() || ':' || v_last);
+      END $$;
+    `,
+  },
 ];

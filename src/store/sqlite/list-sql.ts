@@ -21,11 +21,19 @@ function condition(c: ListCondition): string {
       return 'id < ?';
     case 'ids':
       return 'id IN (SELECT value FROM json_each(?))';
+    case 'search':
+      // Every term, on the stored normalized text: exact, whatever an index found first.
+      return Array.from({ length: c.terms }, () => 'instr(search_text, ?) > 0').join(' AND ');
     case 'readable':
       // A private room's messages only for its members: one room lookup per row (rooms are few).
       return `NOT EXISTS (SELECT 1 FROM rooms r WHERE r.name = messages.room AND r.visibility = 'private'
         AND NOT EXISTS (SELECT 1 FROM memberships m WHERE m.room = r.name AND m.subject = ?))`;
   }
+}
+
+/** ` WHERE` and the conditions, or nothing when there are none. */
+export function whereSql(conditions: readonly ListCondition[]): string {
+  return conditions.length > 0 ? ` WHERE ${conditions.map(condition).join(' AND ')}` : '';
 }
 
 /**
@@ -34,8 +42,7 @@ function condition(c: ListCondition): string {
  * an id list is ordered by the primary key it is looked up in.
  */
 export function listSql(filter: ListFilter): string {
-  const where = filter.conditions.map(condition);
-  const filterSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  const filterSql = whereSql(filter.conditions);
   const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
   return `SELECT body FROM messages${filterSql} ORDER BY id ${direction} LIMIT ?`;
 }
@@ -49,7 +56,7 @@ export function listParameters(
   query: ListQuery & { readonly limit: number },
   extra = 0,
 ): unknown[] {
-  const values = listValues(filter, query, JSON.stringify);
+  const values = listValues(filter, query, { ids: JSON.stringify });
   values.push(query.limit + extra);
   return values;
 }

@@ -12,11 +12,13 @@ import type {
   WriteCheck,
 } from '../../domain/message-store.ts';
 import { createdMessage, updateOutcome } from '../../domain/message-writes.ts';
+import { searchText } from '../../domain/search-text.ts';
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteIdempotency } from './idempotency.ts';
 import type { SqliteRooms } from './rooms.ts';
 import { listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
+import { SqliteSearch } from './search.ts';
 import type { SqliteSession } from './sqlite-store.ts';
 
 /**
@@ -38,6 +40,7 @@ export class SqliteMessages implements MessageStore {
   readonly #delete: Statement;
   /** One prepared statement per list shape. */
   readonly #lists = new Map<ListFilter, Statement>();
+  readonly #search: SqliteSearch;
 
   constructor(
     session: SqliteSession,
@@ -53,12 +56,15 @@ export class SqliteMessages implements MessageStore {
     this.#get = db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ?`).raw();
     this.#getText = db.prepare('SELECT body, version, room FROM messages WHERE id = ?').raw();
     this.#insert = db.prepare(
-      'INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body,
+         search_text, search_rowid)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(max(search_rowid), 0) + 1 FROM messages))`,
     );
     this.#update = db.prepare(
-      'UPDATE messages SET content = @content, updated_at = @updatedAt, version = @version, body = @body WHERE id = @id',
+      'UPDATE messages SET content = @content, updated_at = @updatedAt, version = @version, body = @body, search_text = @searchText WHERE id = @id',
     );
     this.#delete = db.prepare('DELETE FROM messages WHERE id = ?');
+    this.#search = new SqliteSearch(db);
   }
 
   create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
@@ -75,6 +81,7 @@ export class SqliteMessages implements MessageStore {
         stored.updatedAt,
         stored.version,
         json,
+        searchText(stored.content),
       );
       this.#changes.append('message.created', stored.room, json);
       // A create commits only while its claim is held (as on PostgreSQL): one whose claim was
@@ -126,18 +133,15 @@ export class SqliteMessages implements MessageStore {
 
   async list(query: ListQuery & { readonly limit: number }): Promise<MessagePage> {
     const filter = listFilter(query);
-    let statement = this.#lists.get(filter);
-    if (statement === undefined) {
-      statement = this.#session.db.prepare(listSql(filter)).pluck();
-      this.#lists.set(filter, statement);
-    }
     try {
       // The bounds and the rows in one snapshot (with batching off, two statements with
       // nothing between them: this connection is the file's only writer).
       this.#session.snapshot();
       const bounds = this.#changes.readBounds();
       // One more than asked: whether more lie beyond the page.
-      const rows = statement.all(...listParameters(filter, query, 1)) as string[];
+      const rows = filter.search
+        ? this.#search.rows(filter, query, query.limit + 1)
+        : (this.#listStatement(filter).all(...listParameters(filter, query, 1)) as string[]);
       const more = rows.length > query.limit;
       if (more) rows.length = query.limit;
       const json = rows.join(',');
@@ -153,9 +157,18 @@ export class SqliteMessages implements MessageStore {
     }
   }
 
+  #listStatement(filter: ListFilter): Statement {
+    let statement = this.#lists.get(filter);
+    if (statement === undefined) {
+      statement = this.#session.db.prepare(listSql(filter)).pluck();
+      this.#lists.set(filter, statement);
+    }
+    return statement;
+  }
+
   #storeEdit(edited: Message): void {
     const json = messageJson(edited);
-    this.#update.run({ ...edited, body: json });
+    this.#update.run({ ...edited, body: json, searchText: searchText(edited.content) });
     this.#changes.append('message.updated', edited.room, json);
   }
 

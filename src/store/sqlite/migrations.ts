@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { Migration, MigrationTarget } from '../../domain/migration-runner.ts';
+import { searchText } from '../../domain/search-text.ts';
 
 /**
  * A SQLite file belongs to one process, so there is no lock to take between
@@ -12,6 +13,9 @@ import type { Migration, MigrationTarget } from '../../domain/migration-runner.t
  * any other connection's writes out while it runs.
  */
 export function sqliteMigrationTarget(db: Database.Database): MigrationTarget {
+  // Migration 5 indexes existing messages: their normalized text is made by the same function
+  // as at write time, since SQLite has no NFKC of its own.
+  db.function('search_text', { deterministic: true }, (content) => searchText(String(content)));
   return {
     withLock: (work) => work(),
     appliedVersions() {
@@ -158,6 +162,44 @@ export const sqliteMigrations: readonly Migration[] = [
       ALTER TABLE changes RENAME COLUMN message TO data;
       ALTER TABLE changes ADD COLUMN subject TEXT;
       ALTER TABLE changes ADD COLUMN made_private INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
+  {
+    version: 5,
+    name: 'search: normalized content and its trigram index',
+    // search_text is the content as search-text.ts normalizes it, written with the row. FTS5
+    // needs an integer key and messages have none (WITHOUT ROWID): search_rowid is one, unique,
+    // handed out as max + 1. The index is contentless (the text is in messages already) and
+    // kept in step by triggers, in the transaction of each create, edit and delete. Trigrams
+    // are taken as they are: the text is lowercased already, and any folding of the tokenizer
+    // would only widen a match that instr() narrows again. detail=none keeps no positions: a
+    // term is asked as all of its trigrams (a superset, that instr() narrows too), and the
+    // index is 2.5 times smaller and cheaper to write than with positions (measured).
+    sql: `
+      ALTER TABLE messages ADD COLUMN search_text TEXT NOT NULL DEFAULT '';
+      ALTER TABLE messages ADD COLUMN search_rowid INTEGER;
+      UPDATE messages SET search_text = search_text(content), search_rowid = numbered.n
+        FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM messages) AS numbered
+        WHERE numbered.id = messages.id;
+      CREATE UNIQUE INDEX messages_search_rowid ON messages (search_rowid);
+
+      CREATE VIRTUAL TABLE message_search USING fts5(
+        text, content = '', contentless_delete = 1, detail = none,
+        tokenize = 'trigram case_sensitive 1'
+      );
+      INSERT INTO message_search (rowid, text) SELECT search_rowid, search_text FROM messages;
+
+      CREATE TRIGGER messages_search_insert AFTER INSERT ON messages BEGIN
+        INSERT INTO message_search (rowid, text) VALUES (new.search_rowid, new.search_text);
+      END;
+      CREATE TRIGGER messages_search_update AFTER UPDATE OF search_text ON messages
+        WHEN old.search_text IS NOT new.search_text BEGIN
+        DELETE FROM message_search WHERE rowid = old.search_rowid;
+        INSERT INTO message_search (rowid, text) VALUES (new.search_rowid, new.search_text);
+      END;
+      CREATE TRIGGER messages_search_delete AFTER DELETE ON messages BEGIN
+        DELETE FROM message_search WHERE rowid = old.search_rowid;
+      END;
     `,
   },
 ];
