@@ -93,7 +93,7 @@ export interface paths {
         };
         /**
          * List messages, oldest first (streamed when no limit is given)
-         * @description Keyset paging on the id: `after`/`before` are exclusive bounds (a well-formed id that is not stored works too), `order` picks the direction, `limit` cuts the page and then `Link: <...>; rel="next"` points to the next page in the same order. Without `limit` every matching message is streamed in batches, read as the client takes them; a store failure after the first byte, or a client that takes nothing for LIST_STALL_TIMEOUT_MS (default 15 s), aborts the connection before the closing bracket. One client (token subject, else address) reads at most LIST_MAX_STREAMS_PER_CLIENT (default 8) lists without `limit` at once; one more is a 429. `Event-Seq` is the last change committed before the read began: resume `GET /api/events?since=` from it.
+         * @description Keyset paging on the id (with `q`, over the messages that contain every term: see the parameter): `after`/`before` are exclusive bounds (a well-formed id that is not stored works too), `order` picks the direction, `limit` cuts the page and then `Link: <...>; rel="next"` points to the next page in the same order. Without `limit` every matching message is streamed in batches, read as the client takes them; a store failure after the first byte, or a client that takes nothing for LIST_STALL_TIMEOUT_MS (default 15 s), aborts the connection before the closing bracket. One client (token subject, else address) reads at most LIST_MAX_STREAMS_PER_CLIENT (default 8) lists without `limit` at once; one more is a 429. `Event-Seq` is the last change committed before the read began: resume `GET /api/events?since=` from it.
          */
         get: operations["listMessages"];
         put?: never;
@@ -1052,6 +1052,11 @@ export interface operations {
                 before?: string;
                 /** @description Repeatable, at most 100: only these messages (unknown ones are absent). */
                 id?: string[];
+                /**
+                 * @description Search: only messages whose content contains every term. `q` (1-200 code points) is NFKC-normalized and lowercased (as JavaScript toLowerCase()), then split on White_Space into 1-10 terms; a message matches when each term is a substring of its content normalized the same way. A term under 3 code points needs another of 3 or more, or `room`.
+                 * @example deploy friday
+                 */
+                q?: string;
             };
             header?: never;
             path?: never;
