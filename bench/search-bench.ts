@@ -26,12 +26,18 @@ import { searchText } from '../src/domain/search-text.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { buildBaseline, type BaselineBuild } from './baseline-build.ts';
-import type { Sample, ScenarioResult } from './bench-types.ts';
+import type { ScenarioResult } from './bench-types.ts';
 import { chatCorpus, wordNear } from './chat-text.ts';
 import { databaseCpuSeconds } from './pg-backend-cpu.ts';
 import { removeSqlite, type SeedRow } from './seed-data.ts';
-import { sampleRss, type Cores, type ServerProcess } from './server-process.ts';
-import { errorCount, requestsPerSecond, runWrk } from './wrk-runner.ts';
+import {
+  median,
+  pairedRounds,
+  wrkMember,
+  type Member,
+  type RoundContext,
+} from './paired-rounds.ts';
+import type { Cores, ServerProcess } from './server-process.ts';
 
 export interface SearchBenchContext {
   readonly root: string;
@@ -56,109 +62,12 @@ export interface SearchBenchResult {
   readonly notes: string[];
 }
 
-const MiB = 2 ** 20;
 /** A search's own latency: one request at a time. */
 const SEARCH_CONNECTIONS = 1;
 
-interface Member {
-  readonly id: string;
-  readonly label: string;
-  readonly store: 'sqlite' | 'postgres';
-  readonly stored: number;
-  readonly connections: number;
-  readonly settings: Record<string, string>;
-  measure(seconds: number): Promise<Omit<Sample, 'round'>>;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-function wrkMember(
-  ctx: SearchBenchContext,
-  server: ServerProcess,
-  meta: Omit<Member, 'measure'>,
-  run: { path: string; script?: string },
-  databaseCpu?: () => Promise<number>,
-): Member {
-  return {
-    ...meta,
-    measure: async (seconds) => {
-      const rss = sampleRss(server.pid);
-      const cpuBefore = server.cpuSeconds();
-      const dbBefore = await databaseCpu?.();
-      const result = await runWrk(
-        ctx.cores,
-        { ...run, url: server.baseUrl + run.path, seconds, connections: meta.connections },
-        ctx.dirs,
-      );
-      const { peak } = rss.stop();
-      const cpu = server.cpuSeconds() - cpuBefore;
-      const db = dbBefore === undefined ? undefined : (await databaseCpu!()) - dbBefore;
-      return {
-        databaseCpuUsPerRequest: db === undefined ? null : (db * 1e6) / result.requests,
-        requestsPerSecond: requestsPerSecond(result),
-        p50Ms: result.latencyUs.p50 / 1000,
-        p99Ms: result.latencyUs.p99 / 1000,
-        errors: errorCount(result),
-        serverRssMiB: Number.isNaN(peak) ? null : peak / MiB,
-        serverCpuUsPerRequest: Number.isNaN(cpu) ? null : (cpu * 1e6) / result.requests,
-      };
-    },
-  };
-}
-
-/** Warms every member, then measures them in interleaved rounds (order reversed every other round). */
-async function rounds(
-  ctx: SearchBenchContext,
-  group: string,
-  members: readonly Member[],
-): Promise<ScenarioResult[]> {
-  for (const m of members) await m.measure(ctx.plan.warmupSeconds);
-  const samples = new Map<string, Sample[]>(members.map((m) => [m.id, []]));
-  for (let round = 0; round < ctx.plan.rounds; round++) {
-    const order = round % 2 === 0 ? members : [...members].reverse();
-    for (const m of order) {
-      const sample = { round, ...(await m.measure(ctx.plan.seconds)) };
-      samples.get(m.id)!.push(sample);
-      ctx.log(
-        `  [${group}] round ${round + 1}/${ctx.plan.rounds} ${m.id}: ` +
-          `${Math.round(sample.requestsPerSecond).toLocaleString('en')}/s ` +
-          `p50 ${sample.p50Ms.toFixed(2)} ms p99 ${sample.p99Ms.toFixed(2)} ms errors ${sample.errors}`,
-      );
-    }
-  }
-  return members.map((m) => {
-    const own = samples.get(m.id)!;
-    const rss = own.map((s) => s.serverRssMiB).filter((v): v is number => v !== null);
-    const cpu = own.map((s) => s.serverCpuUsPerRequest).filter((v): v is number => v !== null);
-    const dbCpu = own
-      .map((s) => s.databaseCpuUsPerRequest)
-      .filter((v): v is number => v !== null && v !== undefined);
-    return {
-      id: m.id,
-      group,
-      label: m.label,
-      store: m.store,
-      stored: m.stored,
-      connections: m.connections,
-      settings: m.settings,
-      samples: own,
-      summary: {
-        requestsPerSecond: median(own.map((s) => s.requestsPerSecond)),
-        p50Ms: median(own.map((s) => s.p50Ms)),
-        p99Ms: median(own.map((s) => s.p99Ms)),
-        worstP99Ms: Math.max(...own.map((s) => s.p99Ms)),
-        errors: own.reduce((sum, s) => sum + s.errors, 0),
-        serverRssMiB: rss.length === 0 ? null : Math.max(...rss),
-        serverCpuUsPerRequest: cpu.length === 0 ? null : median(cpu),
-        databaseCpuUsPerRequest: dbCpu.length === 0 ? null : median(dbCpu),
-      },
-      ratioToFloor: null,
-    };
-  });
+/** The rounds of this group: its own plan, one connection by default. */
+function roundContext(ctx: SearchBenchContext): RoundContext {
+  return { cores: ctx.cores, dirs: ctx.dirs, plan: ctx.plan, log: ctx.log };
 }
 
 interface Seeded {
@@ -444,7 +353,7 @@ export async function searchGroup(ctx: SearchBenchContext): Promise<SearchBenchR
       for (const q of queries) {
         searchMembers.push(
           wrkMember(
-            ctx,
+            roundContext(ctx),
             server,
             {
               id: `search:${store}-${q.id}`,
@@ -460,7 +369,7 @@ export async function searchGroup(ctx: SearchBenchContext): Promise<SearchBenchR
         );
       }
     }
-    const searched = await rounds(ctx, 'search', searchMembers);
+    const searched = await pairedRounds(roundContext(ctx), 'search', searchMembers, null);
     scenarios.push(...searched);
     for (const s of searched) {
       const goal = queries.find((q) => s.id.endsWith(`-${q.id}`))!.goal;
@@ -528,7 +437,7 @@ export async function searchGroup(ctx: SearchBenchContext): Promise<SearchBenchR
     for (const c of creators) {
       createMembers.push(
         wrkMember(
-          ctx,
+          roundContext(ctx),
           c.server,
           {
             id: `search-create:${c.store}-${c.build}`,
@@ -543,7 +452,7 @@ export async function searchGroup(ctx: SearchBenchContext): Promise<SearchBenchR
         ),
       );
     }
-    const created = await rounds(ctx, 'search-create', createMembers);
+    const created = await pairedRounds(roundContext(ctx), 'search-create', createMembers, null);
     scenarios.push(...created);
     for (const store of ['sqlite', 'postgres']) {
       const now = created.find((s) => s.id === `search-create:${store}-current`);
