@@ -29,6 +29,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { machineInfo } from './machine-info.ts';
 import { freePort, startServer, type ServerProcess } from './server-process.ts';
+import { scanMarkers } from './sse-markers.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -96,22 +97,7 @@ function subscribe(url: string, onArrival: (n: number, at: number) => void): Pro
         opened = true;
         resolve({ close: () => socket.destroy() });
       }
-      let from = 0;
-      for (;;) {
-        const at0 = data.indexOf(MARK, from);
-        if (at0 === -1) break;
-        const digits = at0 + MARK.length;
-        let end = digits;
-        while (end < data.length && data[end]! >= 0x30 && data[end]! <= 0x39) end++;
-        if (end === data.length) {
-          from = at0;
-          break;
-        }
-        onArrival(Number(data.subarray(digits, end).toString('latin1')), at);
-        from = end;
-      }
-      // Keep only what may hold the start of a marker not seen whole yet (never a processed one).
-      tail = Buffer.from(data.subarray(Math.max(from, data.length - (MARK.length + 20))));
+      tail = scanMarkers(data, MARK, (n) => onArrival(n, at));
     });
   });
 }

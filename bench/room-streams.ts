@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SignJWT } from 'jose';
 import { STREAM_ROOMS, STREAM_SUBJECTS, STREAM_WRITER, streamMembers } from './seed-rooms.ts';
+import { scanMarkers } from './sse-markers.ts';
 
 const [baseUrl, secret, writesArg] = process.argv.slice(2);
 const WRITES = Number(writesArg);
@@ -69,21 +70,7 @@ function subscribe(token: string, onArrival: (n: number, at: number) => void) {
         opened = true;
         resolve(socket);
       }
-      let from = 0;
-      for (;;) {
-        const found = data.indexOf(MARK, from);
-        if (found === -1) break;
-        const digits = found + MARK.length;
-        let end = digits;
-        while (end < data.length && data[end]! >= 0x30 && data[end]! <= 0x39) end++;
-        if (end === data.length) {
-          from = found;
-          break;
-        }
-        onArrival(Number(data.subarray(digits, end).toString('latin1')), at);
-        from = end;
-      }
-      tail = Buffer.from(data.subarray(Math.max(from, data.length - (MARK.length + 20))));
+      tail = scanMarkers(data, MARK, (n) => onArrival(n, at));
     });
   });
 }
