@@ -1,7 +1,7 @@
 /** Memberships on SQLite, and a subject's room list; every write through the group commit with its change. */
 import type { Statement } from 'better-sqlite3';
 import { memberAdded, memberRemoved, memberUpdated } from '../../domain/room-changes.ts';
-import { MAX_UNREAD, type Membership, type Role, type UserRoom } from '../../domain/room.ts';
+import type { Membership, Role, UserRoom } from '../../domain/room.ts';
 import type {
   MemberStore,
   MembershipFacts,
@@ -10,7 +10,7 @@ import type {
 } from '../../domain/room-store.ts';
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
-import type { SqliteReadMarkers } from './read-markers.ts';
+import { unreadSql, type SqliteReadMarkers } from './read-markers.ts';
 import { ROOM_COLUMNS, roomOf, type RoomRow } from './rooms.ts';
 import type { SqliteRooms } from './rooms.ts';
 import type { SqliteSession } from './sqlite-store.ts';
@@ -35,9 +35,7 @@ export const ROOMS_OF_SQL = `
     .map((c) => `r.${c}`)
     .join(', ')},
          mine.role, lm.id, lm.author, lm.created_at, k.last_read,
-         (SELECT count(*) FROM (SELECT 1 FROM messages u
-            WHERE u.room = r.name AND u.id > coalesce(k.last_read, '') AND u.author <> @subject
-            LIMIT ${MAX_UNREAD})) AS unread
+         ${unreadSql('r.name', 'k.last_read', '@subject')} AS unread
   FROM mine
   JOIN rooms r ON r.name = mine.room
   LEFT JOIN messages lm ON lm.id = mine.last_id

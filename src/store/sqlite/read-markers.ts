@@ -9,11 +9,14 @@ import type { SqliteSession } from './sqlite-store.ts';
 
 /**
  * The unread count of `subject` in `room` after `lastRead` (every message when
- * null): others' messages only, and no more than MAX_UNREAD of them are read.
- * Parameters: @room, @lastRead, @subject.
+ * null), as SQL expressions: others' messages only, and no more than
+ * MAX_UNREAD of them are read (the room index alone: it holds the author).
  */
-const UNREAD_SQL = `(SELECT count(*) FROM (SELECT 1 FROM messages u
-  WHERE u.room = @room AND u.id > coalesce(@lastRead, '') AND u.author <> @subject LIMIT ${MAX_UNREAD}))`;
+export function unreadSql(room: string, lastRead: string, subject: string): string {
+  return `(SELECT count(*) FROM (SELECT 1 FROM messages u
+    WHERE u.room = ${room} AND u.id > coalesce(${lastRead}, '') AND u.author <> ${subject}
+    LIMIT ${MAX_UNREAD}))`;
+}
 
 export class SqliteReadMarkers implements ReadMarkerStore {
   readonly #session: SqliteSession;
@@ -31,7 +34,7 @@ export class SqliteReadMarkers implements ReadMarkerStore {
     this.#get = db
       .prepare('SELECT last_read, version FROM read_markers WHERE room = ? AND subject = ?')
       .raw();
-    this.#unread = db.prepare(`SELECT ${UNREAD_SQL}`).pluck();
+    this.#unread = db.prepare(`SELECT ${unreadSql('@room', '@lastRead', '@subject')}`).pluck();
     this.#inRoom = db.prepare('SELECT 1 FROM messages WHERE id = ? AND room = ?').pluck();
     this.#upsert = db
       .prepare(
