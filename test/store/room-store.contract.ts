@@ -428,14 +428,18 @@ export function roomStoreContract(engine: Engine): void {
         assert.equal(await latest(store), seq + 1);
       });
 
-      test('messageInRoom is false for a message of another room and for none', async (store) => {
+      test('messageInRoom is false for a message of another room and for none, true for its own', async (store) => {
         const other = await store.messages.create(newMessage({ room: 'elsewhere' }));
-        for (const id of [other.id, uuidv7()]) {
+        const here = await store.messages.create(newMessage({ room: 'general' }));
+        const seen: boolean[] = [];
+        for (const id of [other.id, uuidv7(), here.id]) {
           await store.readMarkers.put('general', 'ada', id, (facts) => {
-            assert.equal(facts.messageInRoom, false);
+            seen.push(facts.messageInRoom);
             return false;
           });
         }
+        // Asked once per put (a decide never called would leave this empty), and true for its own room.
+        assert.deepEqual(seen, [false, false, true]);
       });
 
       test('unread stops at 100 and still works after its message is deleted', async (store) => {
