@@ -146,7 +146,10 @@ eachEngine(
       const around = await list<Message>(s.eve, `/api/messages?around=${s.secret.id}&limit=1000`);
       assert.ok(!around.some((m) => m.room === s.closed));
       assert.ok(around.some((m) => m.id === s.hello.id));
-      const theirsAround = await list<Message>(s.bob, `/api/messages?around=${s.secret.id}&limit=2`);
+      const theirsAround = await list<Message>(
+        s.bob,
+        `/api/messages?around=${s.secret.id}&limit=2`,
+      );
       assert.deepEqual(
         theirsAround.map((m) => m.id),
         [s.secret.id, s.reply.id],
