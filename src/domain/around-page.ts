@@ -1,20 +1,17 @@
 /**
  * `around=<id>`: the page centred on a message (where a quote or a search hit
- * jumps to). It is read as two keyset pages of the list's own shapes, so it
- * uses the indexes a history page uses and costs about two of them:
- *
- * 1. the half on the far side of the requested order, read towards `around`'s
- *    other side (for `asc`: the ⌈n/2⌉ messages with id <= around, newest
- *    first), which finds where the page starts;
- * 2. the whole page from that start, in the requested order.
+ * jumps to). It is read as two keyset pages of the list's own shapes, side by
+ * side, so it uses the indexes a history page uses and reads about as many
+ * rows: the ⌈n/2⌉ messages with id <= around, read from around backwards,
+ * and the ⌊n/2⌋ after it, read forwards (for `order=desc` the halves swap
+ * directions). The half read against the requested order is turned round.
  *
  * "id <= around" is "id < the id right after around": ids are 128-bit
  * numbers written as fixed-width lowercase hex, so the next number is the
  * next possible id on every engine, and no engine needs an inclusive bound.
- * Like every page it is not a snapshot: a message created or deleted between
- * the two reads may shift it by one.
  */
 import type { ListQuery } from './message.ts';
+import { lastIdOfMessagesJson, splitMessagesJson } from './message-json.ts';
 import type { MessagePage } from './message-store.ts';
 
 /** The page size of `around` when no `limit` is given. */
@@ -74,6 +71,11 @@ function bounded(
   return out;
 }
 
+/** The texts of messages joined by commas (see message-json.ts), in reverse order. */
+function reversed(json: string): string {
+  return splitMessagesJson(json).reverse().join(',');
+}
+
 /**
  * The page of `limit` messages around `around` among those `query` selects
  * (its own after/before are not used: the contract makes them a 400 beside
@@ -87,43 +89,38 @@ export async function readAroundPage(
 ): Promise<AroundPage> {
   const forward = query.order;
   const backward = forward === 'asc' ? 'desc' : 'asc';
-  // ⌈n/2⌉ with id <= around, ⌊n/2⌋ after it; the half read first lies behind the page's start.
+  const atOrBefore = { before: idAfter(around) };
+  const after = { after: around };
+  // Behind the page's start in the requested order, and ahead of around.
   const behindSize = forward === 'asc' ? Math.ceil(limit / 2) : Math.floor(limit / 2);
   const aheadSize = limit - behindSize;
-  const behindBound = forward === 'asc' ? { before: idAfter(around) } : { after: around };
-  // A half of size 0 (limit 1, desc) is still read for one row: whether anything lies there.
-  const behind = await read(bounded(query, backward, behindBound, Math.max(behindSize, 1)));
-  const behindCount = behindSize === 0 ? 0 : behind.count;
-  const start = behindCount === 0 ? undefined : behind.lastId;
-
-  const fromStart =
-    start === undefined
-      ? forward === 'asc'
-        ? { after: around }
-        : { before: idAfter(around) }
-      : forward === 'asc'
-        ? { after: idBefore(start) }
-        : { before: idAfter(start) };
-  const pageSize = behindCount + aheadSize;
-  const page =
-    pageSize === 0
-      ? { json: '', count: 0, lastId: undefined, more: false, latestSeq: behind.latestSeq }
-      : await read(bounded(query, forward, fromStart, pageSize));
-
-  // rel="next": beyond the page's last message. An empty page of size 0 (limit 1, asc, nothing
-  // at or before around) still leads on from around when anything lies after it.
-  let next = page.more ? page.lastId : undefined;
-  if (pageSize === 0) {
-    const after = await read(bounded(query, forward, { after: around }, 1));
-    next = after.count > 0 ? around : undefined;
-  }
-  // rel="prev": beyond the page's first message, in the other order.
+  // A half of size 0 (limit 1) is still read for one row: whether anything lies there.
+  const [behind, ahead] = await Promise.all([
+    read(bounded(query, backward, forward === 'asc' ? atOrBefore : after, Math.max(behindSize, 1))),
+    read(bounded(query, forward, forward === 'asc' ? after : atOrBefore, Math.max(aheadSize, 1))),
+  ]);
+  const behindJson = behindSize === 0 ? '' : behind.json;
+  const aheadJson = aheadSize === 0 ? '' : ahead.json;
+  const json = [reversed(behindJson), aheadJson].filter((part) => part !== '').join(',');
+  const count = (behindSize === 0 ? 0 : behind.count) + (aheadSize === 0 ? 0 : ahead.count);
+  const lastId = lastIdOfMessagesJson(json);
+  // Beyond the page's last message (same order) and its first (the other order).
+  const beyondLast = aheadSize === 0 ? ahead.count > 0 : ahead.more;
   const beyondFirst = behindSize === 0 ? behind.count > 0 : behind.more;
-  // Without a half behind, the page holds at most one message (limit 1): it is the first.
-  const first = start ?? page.lastId ?? around;
+  const firstId = behindSize === 0 || behind.count === 0 ? firstIdOf(json) : behind.lastId;
   return {
-    page: { ...page, latestSeq: behind.latestSeq },
-    next,
-    prev: beyondFirst ? first : undefined,
+    page: {
+      json,
+      count,
+      lastId,
+      more: beyondLast,
+      latestSeq: Math.min(behind.latestSeq, ahead.latestSeq),
+    },
+    next: beyondLast ? (lastId ?? around) : undefined,
+    prev: beyondFirst ? (firstId ?? around) : undefined,
   };
+}
+
+function firstIdOf(json: string): string | undefined {
+  return lastIdOfMessagesJson(splitMessagesJson(json)[0] ?? '');
 }
