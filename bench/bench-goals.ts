@@ -157,6 +157,31 @@ export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
   }
   goals.push(...performanceSecondPass(result, sizes, find));
   goals.push(...roomsGoals(result, sizes, find));
+  goals.push(...aroundGoals(sizes, find));
+  return goals;
+}
+
+/** Conversations: a jump to a message costs what a history page costs. */
+function aroundGoals(sizes: Sizes, find: (id: string) => ScenarioResult | undefined): Goal[] {
+  const goals: Goal[] = [];
+  for (const [store, name] of STORES) {
+    const figure = `page around a message (desc, limit 50), ${name}, ${fmt(sizes.large)} stored`;
+    const goal = 'within 10% of a plain history page (≥ 0.9× its rate, same rounds)';
+    const around = find(`history:${store}-around`);
+    const history = find(`history:${store}-history`);
+    if (around === undefined || history === undefined) goals.push(missing(figure, goal));
+    else {
+      const ratio = pairedRatio(around, history);
+      goals.push({
+        figure,
+        goal,
+        measured: `${ratio.toFixed(2)}× the history page (${fmt(around.summary.requestsPerSecond)}/s vs ${fmt(history.summary.requestsPerSecond)}/s; p99 ${around.summary.p99Ms.toFixed(2)} vs ${history.summary.p99Ms.toFixed(2)} ms)`,
+        short: `${ratio.toFixed(2)}× history page`,
+        met: ratio >= 0.9,
+        score: ratio / 0.9,
+      });
+    }
+  }
   return goals;
 }
 

@@ -110,6 +110,8 @@ const plan = quick
   : { seconds: 5, warmupSeconds: 2, rounds: 4, connections: 50, small: 10_000, mid: 100_000 };
 const large = quick ? 100_000 : 1_000_000;
 const listRuns = quick ? 1 : 3;
+const AROUND_LABEL = 'page around a message (order=desc, limit=50, around=id)';
+
 /** `user-rooms` drives the subject's room list with fewer connections than the other groups. */
 const USER_ROOMS_CONNECTIONS = 10;
 /** `streams`: measured writes per store (after 20 warm-up writes). */
@@ -392,6 +394,12 @@ async function main(): Promise<void> {
           },
           { path: '/', script: 'history.lua', args: [idsFile('large')] },
         ),
+        wrkMember(
+          cores,
+          sqliteLarge,
+          { id: 'history:sqlite-around', label: AROUND_LABEL, ...sqlite(large) },
+          { path: '/', script: 'around.lua', args: [idsFile('large')] },
+        ),
       ];
       if (pgService !== undefined) {
         members.push(
@@ -411,6 +419,13 @@ async function main(): Promise<void> {
               ...postgresMeta(large),
             },
             { path: '/', script: 'history.lua', args: [idsFile('pg-large')] },
+            pgBench!.databaseCpu(pgService),
+          ),
+          wrkMember(
+            cores,
+            pgService,
+            { id: 'history:postgres-around', label: AROUND_LABEL, ...postgresMeta(large) },
+            { path: '/', script: 'around.lua', args: [idsFile('pg-large')] },
             pgBench!.databaseCpu(pgService),
           ),
         );

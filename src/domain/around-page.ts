@@ -11,14 +11,14 @@
  * next possible id on every engine, and no engine needs an inclusive bound.
  */
 import type { ListQuery } from './message.ts';
-import { lastIdOfMessagesJson, splitMessagesJson } from './message-json.ts';
+import { firstIdOfMessagesJson, lastIdOfMessagesJson, splitMessagesJson } from './message-json.ts';
 import type { MessagePage } from './message-store.ts';
 
 /** The page size of `around` when no `limit` is given. */
 export const AROUND_DEFAULT_LIMIT = 50;
 
 export interface AroundPage {
-  /** The messages in the requested order; `latestSeq` is the first read's (Event-Seq). */
+  /** The messages in the requested order; `latestSeq` is the earlier of the two reads' (Event-Seq). */
   readonly page: MessagePage;
   /** The bound for rel="next" (messages lie beyond it in the requested order), else undefined. */
   readonly next: string | undefined;
@@ -28,28 +28,32 @@ export interface AroundPage {
 
 type ReadPage = (query: ListQuery & { readonly limit: number }) => Promise<MessagePage>;
 
-const ID_DIGITS = 32;
-const MAX_ID = (1n << 128n) - 1n;
+const HEX = '0123456789abcdef';
 
-function idNumber(id: string): bigint {
-  return BigInt(`0x${id.replaceAll('-', '')}`);
-}
-
-function idText(n: bigint): string {
-  const hex = n.toString(16).padStart(ID_DIGITS, '0');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+/** `id` (lowercase) plus `step` (1 or -1) as a 128-bit number, or undefined past either end. */
+function stepId(id: string, step: 1 | -1): string | undefined {
+  const chars = id.toLowerCase().split('');
+  const carryFrom = step === 1 ? 'f' : '0';
+  for (let i = chars.length - 1; i >= 0; i -= 1) {
+    const c = chars[i]!;
+    if (c === '-') continue;
+    if (c !== carryFrom) {
+      chars[i] = HEX[HEX.indexOf(c) + step]!;
+      return chars.join('');
+    }
+    chars[i] = step === 1 ? '0' : 'f';
+  }
+  return undefined;
 }
 
 /** The smallest id greater than `id` (lowercase), or undefined for the largest id. */
 export function idAfter(id: string): string | undefined {
-  const n = idNumber(id);
-  return n === MAX_ID ? undefined : idText(n + 1n);
+  return stepId(id, 1);
 }
 
 /** The greatest id smaller than `id` (lowercase), or undefined for the smallest id. */
 export function idBefore(id: string): string | undefined {
-  const n = idNumber(id);
-  return n === 0n ? undefined : idText(n - 1n);
+  return stepId(id, -1);
 }
 
 /** The query with these exclusive bounds (an undefined one is no bound). */
@@ -59,21 +63,19 @@ function bounded(
   bounds: { after?: string | undefined; before?: string | undefined },
   limit: number,
 ): ListQuery & { readonly limit: number } {
-  const out: { -readonly [K in keyof ListQuery]: ListQuery[K] } & { limit: number } = {
-    ...query,
+  const { after, before, ...filters } = query;
+  return {
+    ...filters,
     order,
     limit,
+    ...(bounds.after === undefined ? {} : { after: bounds.after }),
+    ...(bounds.before === undefined ? {} : { before: bounds.before }),
   };
-  delete out.after;
-  delete out.before;
-  if (bounds.after !== undefined) out.after = bounds.after;
-  if (bounds.before !== undefined) out.before = bounds.before;
-  return out;
 }
 
-/** The texts of messages joined by commas (see message-json.ts), in reverse order. */
-function reversed(json: string): string {
-  return splitMessagesJson(json).reverse().join(',');
+/** The page's messages in reverse order, joined as a page's texts are. */
+function reversed(page: MessagePage): string {
+  return splitMessagesJson(page.json).reverse().join(',');
 }
 
 /**
@@ -99,15 +101,17 @@ export async function readAroundPage(
     read(bounded(query, backward, forward === 'asc' ? atOrBefore : after, Math.max(behindSize, 1))),
     read(bounded(query, forward, forward === 'asc' ? after : atOrBefore, Math.max(aheadSize, 1))),
   ]);
-  const behindJson = behindSize === 0 ? '' : behind.json;
+  const behindJson = behindSize === 0 || behind.count === 0 ? '' : reversed(behind);
   const aheadJson = aheadSize === 0 ? '' : ahead.json;
-  const json = [reversed(behindJson), aheadJson].filter((part) => part !== '').join(',');
+  const json =
+    behindJson === '' ? aheadJson : aheadJson === '' ? behindJson : `${behindJson},${aheadJson}`;
   const count = (behindSize === 0 ? 0 : behind.count) + (aheadSize === 0 ? 0 : ahead.count);
   const lastId = lastIdOfMessagesJson(json);
   // Beyond the page's last message (same order) and its first (the other order).
   const beyondLast = aheadSize === 0 ? ahead.count > 0 : ahead.more;
   const beyondFirst = behindSize === 0 ? behind.count > 0 : behind.more;
-  const firstId = behindSize === 0 || behind.count === 0 ? firstIdOf(json) : behind.lastId;
+  const firstId =
+    behindSize === 0 || behind.count === 0 ? firstIdOfMessagesJson(json) : behind.lastId;
   return {
     page: {
       json,
@@ -119,8 +123,4 @@ export async function readAroundPage(
     next: beyondLast ? (lastId ?? around) : undefined,
     prev: beyondFirst ? (firstId ?? around) : undefined,
   };
-}
-
-function firstIdOf(json: string): string | undefined {
-  return lastIdOfMessagesJson(splitMessagesJson(json)[0] ?? '');
 }

@@ -29,6 +29,13 @@ export function lastIdOfMessagesJson(json: string): string | undefined {
   return at < 0 ? undefined : json.slice(at + ID_PREFIX.length, at + ID_PREFIX.length + 36);
 }
 
+/** The id of the first message in joined texts (see lastIdOfMessagesJson). */
+export function firstIdOfMessagesJson(json: string): string | undefined {
+  return json.startsWith(ID_PREFIX)
+    ? json.slice(ID_PREFIX.length, ID_PREFIX.length + 36)
+    : undefined;
+}
+
 /** The same joined texts without the last message (see lastIdOfMessagesJson for why this is exact). */
 export function withoutLastMessage(json: string): string {
   const at = json.lastIndexOf(ID_PREFIX);
