@@ -5,6 +5,7 @@
  */
 import { AppError, ErrorKinds, type FieldError } from '../errors.ts';
 import type { Actor } from './actor.ts';
+import { readAroundPage, type AroundPage } from './around-page.ts';
 import type { HeldClaim } from './idempotency.ts';
 import {
   DEFAULT_ROOM,
@@ -159,6 +160,11 @@ export class MessageService {
    */
   listPage(query: ListQuery & { readonly limit: number }): Promise<MessagePage> {
     return this.#deps.messages.list(query);
+  }
+
+  /** The page of `limit` messages around a message (`around`). The query is one `scoped` answered. */
+  aroundPage(query: ListQuery, around: string, limit: number): Promise<AroundPage> {
+    return readAroundPage((q) => this.#deps.messages.list(q), query, around, limit);
   }
 
   /**

@@ -9,6 +9,8 @@ import {
   type ListQuery,
 } from '../domain/message.ts';
 import { MAX_Q_CODE_POINTS, searchQuery } from '../domain/search-text.ts';
+import { AROUND_DEFAULT_LIMIT } from '../domain/around-page.ts';
+import { AppError, ErrorKinds } from '../errors.ts';
 
 export const ListQuerystring = Type.Object(
   {
@@ -35,6 +37,11 @@ export const ListQuerystring = Type.Object(
         description: 'Repeatable, at most 100: only these messages (unknown ones are absent).',
       }),
     ),
+    around: Type.Optional({
+      ...MessageId,
+      description:
+        'The page around this message (a jump to a quote or a search hit): the ⌈limit/2⌉ messages with id <= around nearest to it and the ⌊limit/2⌋ with id > around nearest to it, among those the other parameters select, in the requested order; `limit` defaults to 50. A well-formed id that is not stored works too. With `after` or `before` it is a 400. `Link` may carry rel="next" (on past the last message, same order) and rel="prev" (on past the first message, the other order).',
+    }),
     q: Type.Optional(
       Type.String({
         minLength: 1,
@@ -49,7 +56,26 @@ export const ListQuerystring = Type.Object(
 );
 export type ListQuerystring = Static<typeof ListQuerystring>;
 
-export function toListQuery(qs: ListQuerystring): ListQuery {
+/** What GET /api/messages asks: the list's query, and the message the page is centred on, if any. */
+export interface ListRequest {
+  readonly query: ListQuery;
+  readonly around?: string;
+}
+
+export function toListRequest(qs: ListQuerystring): ListRequest {
+  if (qs.around === undefined) return { query: toListQuery(qs) };
+  if (qs.after !== undefined || qs.before !== undefined) {
+    const detail = 'around cannot be combined with after or before';
+    throw new AppError(ErrorKinds.validation, detail, {
+      errors: [{ parameter: 'around', detail }],
+    });
+  }
+  // A page around a message is one page: never streamed.
+  const query = toListQuery({ ...qs, limit: qs.limit ?? AROUND_DEFAULT_LIMIT });
+  return { query, around: qs.around.toLowerCase() };
+}
+
+function toListQuery(qs: ListQuerystring): ListQuery {
   return {
     order: qs.order ?? 'asc',
     ...(qs.room === undefined ? {} : { room: qs.room }),
@@ -62,7 +88,10 @@ export function toListQuery(qs: ListQuerystring): ListQuery {
   };
 }
 
-/** The URL of the page after the one that ended at `last`, in the same order (call only when `limit` cut it short). */
+/**
+ * The URL of the page after the one that ended at `last`, in the query's order
+ * (call only when `limit` cut it short, or for an `around` page's links).
+ */
 export function nextPageUrl(basePath: string, query: ListQuery, last: string): string {
   const params = new URLSearchParams();
   if (query.room !== undefined) params.set('room', query.room);

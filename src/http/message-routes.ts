@@ -20,7 +20,7 @@ import { idempotencyHooks } from './idempotency-key.ts';
 import { ClientSlots } from './client-slots.ts';
 import { assertJsonContentType } from './json-body.ts';
 import { listStream } from './list-stream.ts';
-import { ListQuerystring, nextPageUrl, toListQuery } from './list-query.ts';
+import { ListQuerystring, nextPageUrl, toListRequest } from './list-query.ts';
 import { withMoreFailures } from './problem.ts';
 import { MessageListSchema } from './list-bodies.ts';
 import { LIST_HEADERS } from './object-lists.ts';
@@ -41,6 +41,12 @@ const IdParams = Type.Object({
 });
 const ETAG = header('The strong validator "<version>".');
 const JSON_TYPE = 'application/json; charset=utf-8';
+const MESSAGE_LIST_HEADERS = {
+  ...LIST_HEADERS,
+  link: header(
+    '<...>; rel="next" when limit cut the page short (RFC 8288); an `around` page may also carry <...>; rel="prev" (on past its first message, in the other order).',
+  ),
+};
 
 export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = async (app, opts) => {
   const { service } = opts;
@@ -119,13 +125,13 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         operationId: 'listMessages',
         summary: 'List messages, oldest first (streamed when no limit is given)',
         description:
-          'Keyset paging on the id (with `q`, over the messages that contain every term: see the parameter): `after`/`before` are exclusive bounds (a well-formed id that is not stored works too), `order` picks the direction, `limit` cuts the page and then `Link: <...>; rel="next"` points to the next page in the same order. Without `limit` every matching message is streamed in batches, read as the client takes them; a store failure after the first byte, or a client that takes nothing for LIST_STALL_TIMEOUT_MS (default 15 s), aborts the connection before the closing bracket. One client (token subject, else address) reads at most LIST_MAX_STREAMS_PER_CLIENT (default 8) lists without `limit` at once; one more is a 429. `Event-Seq` is the last change committed before the read began: resume `GET /api/events?since=` from it.',
+          'Keyset paging on the id (with `q`, over the messages that contain every term: see the parameter): `after`/`before` are exclusive bounds (a well-formed id that is not stored works too), `order` picks the direction, `limit` cuts the page and then `Link: <...>; rel="next"` points to the next page in the same order. `around=<id>` answers the page around a message instead (see the parameter; it may carry `rel="next"` and `rel="prev"`). Without `limit` every matching message is streamed in batches, read as the client takes them; a store failure after the first byte, or a client that takes nothing for LIST_STALL_TIMEOUT_MS (default 15 s), aborts the connection before the closing bracket. One client (token subject, else address) reads at most LIST_MAX_STREAMS_PER_CLIENT (default 8) lists without `limit` at once; one more is a 429. `Event-Seq` is the last change committed before the read began: resume `GET /api/events?since=` from it.',
         tags: ['messages'],
         querystring: ListQuerystring,
         response: {
           200: {
             description: 'The messages in the requested order',
-            headers: LIST_HEADERS,
+            headers: MESSAGE_LIST_HEADERS,
             content: { 'application/json': { schema: MessageListSchema } },
           },
           ...problemResponses(400, 403, ...COMMON_PROBLEMS),
@@ -133,10 +139,22 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      const asked = toListQuery(request.query);
+      const { query: asked, around } = toListRequest(request.query);
       // Before any read: a client past its cap of streamed lists costs the store nothing.
       if (asked.limit === undefined) reply.raw.once('close', streamedLists.take(request, reply));
       const query = await service.scoped(asked, request.actor);
+      if (around !== undefined && query.limit !== undefined) {
+        const { page, next, prev } = await service.aroundPage(query, around, query.limit);
+        reply.header('event-seq', String(page.latestSeq));
+        const links: string[] = [];
+        if (next !== undefined) links.push(`<${nextPageUrl(BASE, query, next)}>; rel="next"`);
+        if (prev !== undefined) {
+          const other = { ...query, order: query.order === 'asc' ? 'desc' : 'asc' } as const;
+          links.push(`<${nextPageUrl(BASE, other, prev)}>; rel="prev"`);
+        }
+        if (links.length > 0) reply.header('link', links.join(', '));
+        return reply.type(JSON_TYPE).send(`[${page.json}]` as unknown as Message[]);
+      }
       if (query.limit !== undefined) {
         const page = await service.listPage({ ...query, limit: query.limit });
         reply.header('event-seq', String(page.latestSeq));

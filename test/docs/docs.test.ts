@@ -18,7 +18,17 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
 
 interface Document {
-  paths: Record<string, Record<string, { operationId: string; 'x-events'?: Events }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId: string;
+        'x-events'?: Events;
+        parameters?: { name: string; in: string }[];
+      }
+    >
+  >;
   components: {
     schemas: Record<string, { properties?: { type?: { enum?: string[] } } }>;
     headers: Record<string, unknown>;
@@ -63,6 +73,23 @@ describe('docs/ against the served OpenAPI document', () => {
     for (const { heading, id } of operations) {
       const section = api.slice(api.indexOf(`### \`${heading}\``)).split('\n### ')[0]!;
       assert.ok(section.includes(`\`${id}\``), `${heading} names its operationId ${id}`);
+    }
+  });
+
+  it('docs/api.md names every query parameter of an operation in its section', () => {
+    const api = read('docs/api.md');
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const heading = `${method.toUpperCase()} ${path}`;
+        const section = api.slice(api.indexOf(`### \`${heading}\``)).split('\n### ')[0]!;
+        for (const parameter of op.parameters ?? []) {
+          if (parameter.in !== 'query') continue;
+          assert.ok(
+            section.includes(`\`${parameter.name}\``),
+            `${heading} names ${parameter.name}`,
+          );
+        }
+      }
     }
   });
 

@@ -142,6 +142,18 @@ eachEngine(
       );
       const desc = await list<Message>(s.eve, '/api/messages?order=desc&limit=1000');
       assert.ok(!desc.some((m) => m.room === s.closed));
+      // Around a private message: a position like any other, its room's messages left out.
+      const around = await list<Message>(s.eve, `/api/messages?around=${s.secret.id}&limit=1000`);
+      assert.ok(!around.some((m) => m.room === s.closed));
+      assert.ok(around.some((m) => m.id === s.hello.id));
+      const theirsAround = await list<Message>(
+        s.bob,
+        `/api/messages?around=${s.secret.id}&limit=2`,
+      );
+      assert.deepEqual(
+        theirsAround.map((m) => m.id),
+        [s.secret.id, s.reply.id],
+      );
       const theirs = await list<Room>(s.eve, '/api/users/eve/rooms');
       assert.ok(!theirs.some((r) => r.name === s.closed));
     });

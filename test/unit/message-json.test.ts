@@ -5,6 +5,7 @@ import type { Message } from '../../src/domain/message.ts';
 import {
   lastIdOfMessagesJson,
   messageJson,
+  splitMessagesJson,
   withoutLastMessage,
 } from '../../src/domain/message-json.ts';
 
@@ -32,4 +33,16 @@ test('the last id and the page without its last message, whatever the content sa
   assert.equal(withoutLastMessage(texts[0]!), '');
   assert.equal(lastIdOfMessagesJson(''), undefined);
   assert.deepEqual(JSON.parse(`[${withoutLastMessage(joined)}]`), tricky.slice(0, 2));
+});
+
+test('joined texts split into each message, whatever the content says', () => {
+  const tricky = [
+    message('01a20000-0000-7000-8000-000000000001', '{"id":"fake-id-in-content"}'),
+    message('01a20000-0000-7000-8000-000000000002', ',{"id":"another"} \\ "'),
+    message('01a20000-0000-7000-8000-000000000003', 'plain'),
+  ];
+  const texts = tricky.map(messageJson);
+  assert.deepEqual(splitMessagesJson(texts.join(',')), texts);
+  assert.deepEqual(splitMessagesJson(texts[1]!), [texts[1]]);
+  assert.deepEqual(splitMessagesJson(''), []);
 });

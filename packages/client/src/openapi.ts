@@ -93,7 +93,7 @@ export interface paths {
         };
         /**
          * List messages, oldest first (streamed when no limit is given)
-         * @description Keyset paging on the id (with `q`, over the messages that contain every term: see the parameter): `after`/`before` are exclusive bounds (a well-formed id that is not stored works too), `order` picks the direction, `limit` cuts the page and then `Link: <...>; rel="next"` points to the next page in the same order. Without `limit` every matching message is streamed in batches, read as the client takes them; a store failure after the first byte, or a client that takes nothing for LIST_STALL_TIMEOUT_MS (default 15 s), aborts the connection before the closing bracket. One client (token subject, else address) reads at most LIST_MAX_STREAMS_PER_CLIENT (default 8) lists without `limit` at once; one more is a 429. `Event-Seq` is the last change committed before the read began: resume `GET /api/events?since=` from it.
+         * @description Keyset paging on the id (with `q`, over the messages that contain every term: see the parameter): `after`/`before` are exclusive bounds (a well-formed id that is not stored works too), `order` picks the direction, `limit` cuts the page and then `Link: <...>; rel="next"` points to the next page in the same order. `around=<id>` answers the page around a message instead (see the parameter; it may carry `rel="next"` and `rel="prev"`). Without `limit` every matching message is streamed in batches, read as the client takes them; a store failure after the first byte, or a client that takes nothing for LIST_STALL_TIMEOUT_MS (default 15 s), aborts the connection before the closing bracket. One client (token subject, else address) reads at most LIST_MAX_STREAMS_PER_CLIENT (default 8) lists without `limit` at once; one more is a 429. `Event-Seq` is the last change committed before the read began: resume `GET /api/events?since=` from it.
          */
         get: operations["listMessages"];
         put?: never;
@@ -1053,6 +1053,11 @@ export interface operations {
                 /** @description Repeatable, at most 100: only these messages (unknown ones are absent). */
                 id?: string[];
                 /**
+                 * @description The page around this message (a jump to a quote or a search hit): the ⌈limit/2⌉ messages with id <= around nearest to it and the ⌊limit/2⌋ with id > around nearest to it, among those the other parameters select, in the requested order; `limit` defaults to 50. A well-formed id that is not stored works too. With `after` or `before` it is a 400. `Link` may carry rel="next" (on past the last message, same order) and rel="prev" (on past the first message, the other order).
+                 * @example 019a2b3c-4d5e-7f00-8a1b-2c3d4e5f6a7b
+                 */
+                around?: string;
+                /**
                  * @description Search: only messages whose content contains every term. `q` (1-200 code points) is NFKC-normalized and lowercased (as JavaScript toLowerCase()), then split on White_Space into 1-10 terms; a message matches when each term is a substring of its content normalized the same way. A term under 3 code points needs another of 3 or more, or `room`.
                  * @example deploy friday
                  */
@@ -1069,7 +1074,7 @@ export interface operations {
                 headers: {
                     /** @description The last change committed before the read began: resume /api/events?since= from it. */
                     "event-seq"?: string;
-                    /** @description <...>; rel="next" when limit cut the page short (RFC 8288) */
+                    /** @description <...>; rel="next" when limit cut the page short (RFC 8288); an `around` page may also carry <...>; rel="prev" (on past its first message, in the other order). */
                     link?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
