@@ -121,6 +121,17 @@ describe('the chat experience', () => {
       .evaluate((el, top) => (el.scrollTop = top ? 0 : el.scrollHeight), to === 'top');
   }
 
+  /** Scrolls to an end and waits for the page loaded there. */
+  async function scrollForMore(page: Page, to: 'top' | 'bottom') {
+    const shown = await page.locator('#messages li.message').count();
+    await scroll(page, to);
+    await page.waitForFunction(
+      (count) => document.querySelectorAll('#messages li.message').length > count,
+      shown,
+      WAIT,
+    );
+  }
+
   it('separates days, dates older messages, and says when a room is empty', { skip }, async () => {
     daysBack = 3;
     await post('days', 'from Tuesday');
@@ -261,7 +272,7 @@ describe('the chat experience', () => {
       await changed.waitFor({ state: 'detached', ...WAIT });
       const toast = page.locator('#toast');
       await toast.getByText('Message deleted.').waitFor(WAIT);
-    await page.screenshot({ path: 'test-output/chat-undo.png' });
+      await page.screenshot({ path: 'test-output/chat-undo.png' });
       await toast.getByRole('button', { name: 'Undo' }).click();
       await message(page, 'mine, changed').waitFor(WAIT);
       assert.equal(await toast.isVisible(), false);
@@ -354,12 +365,7 @@ describe('the chat experience', () => {
 
     // Down: newer pages (after=) until the newest; then new messages arrive live.
     for (let i = 0; i < 5 && (await message(page, 'after 99').count()) === 0; i++) {
-      await scroll(page, 'bottom');
-      await page.waitForFunction(
-        (count) => document.querySelectorAll('#messages li.message').length > count,
-        await page.locator('#messages li.message').count(),
-        WAIT,
-      );
+      await scrollForMore(page, 'bottom');
     }
     await message(page, 'after 99').waitFor({ state: 'attached', ...WAIT });
     assert.ok(requests.some((r) => /after=.*order=asc|order=asc.*after=/.test(r)));
@@ -368,12 +374,7 @@ describe('the chat experience', () => {
 
     // Up: older pages (before=) down to the first message.
     for (let i = 0; i < 5 && (await message(page, 'before 0').count()) === 0; i++) {
-      await scroll(page, 'top');
-      await page.waitForFunction(
-        (count) => document.querySelectorAll('#messages li.message').length > count,
-        await page.locator('#messages li.message').count(),
-        WAIT,
-      );
+      await scrollForMore(page, 'top');
     }
     await message(page, 'before 0').waitFor({ state: 'attached', ...WAIT });
     assert.equal(await page.locator('#messages li.message').count(), 202);
