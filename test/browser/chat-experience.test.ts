@@ -108,7 +108,8 @@ describe('the chat experience', () => {
       .locator('#messages li.message')
       .filter({ has: page.locator('.content').getByText(text, { exact: true }) });
 
-  const opacity = (locator: Locator) => locator.evaluate((el) => getComputedStyle(el).opacity);
+  const opacity = (locator: Locator) =>
+    locator.evaluate((el) => el.ownerDocument.defaultView!.getComputedStyle(el).opacity);
 
   async function post(room: string, content: string, author = 'carol') {
     return createMessage(t, { author, room, content });
@@ -125,11 +126,10 @@ describe('the chat experience', () => {
   async function scrollForMore(page: Page, to: 'top' | 'bottom') {
     const shown = await page.locator('#messages li.message').count();
     await scroll(page, to);
-    await page.waitForFunction(
-      (count) => document.querySelectorAll('#messages li.message').length > count,
-      shown,
-      WAIT,
-    );
+    await page
+      .locator('#messages li.message')
+      .nth(shown)
+      .waitFor({ state: 'attached', ...WAIT });
   }
 
   it('separates days, dates older messages, and says when a room is empty', { skip }, async () => {
@@ -250,8 +250,7 @@ describe('the chat experience', () => {
       // By keyboard: from the list, Tab reaches Edit, and focus shows the actions.
       await page.locator('#messages').focus();
       await page.keyboard.press('Tab');
-      const focused = await page.evaluate(() => document.activeElement?.textContent);
-      assert.equal(focused, 'Edit');
+      assert.equal(await page.locator(':focus').textContent(), 'Edit');
       assert.equal(await opacity(actions), '1');
 
       // Edit, with the version it started from as If-Match.
