@@ -3,8 +3,9 @@
 // or down (newer ones, after a jump to a search result with `around`), and
 // every change live through one event stream (live.js). It uses only the
 // public API (api.js).
-import { api, links, onReachability } from './api.js';
+import { api } from './api.js';
 import { signIn, signedInName } from './auth.js';
+import { isConnectionProblem, reached, streamUp } from './connection.js';
 import { initLive, liveStarted, startLive, stopLive } from './live.js';
 import { initMessageActions, settleDeletes } from './message-actions.js';
 import {
@@ -37,9 +38,9 @@ import {
   setMe,
   setOpen,
 } from './rooms.js';
+import { noteChange, readPage, replay } from './pages.js';
 import { initSearch } from './search.js';
 
-const PAGE = 50;
 /** Closer than this to an end of the list, the next page that way is loaded. */
 const EDGE_PX = 300;
 const RETRY_MIN_MS = 1000;
@@ -51,7 +52,6 @@ const ui = {
   name: $('name'),
   room: $('room'),
   status: $('status'),
-  banner: $('connection'),
   layout: $('layout'),
   noRoom: $('no-room'),
   roomView: $('room-view'),
@@ -80,15 +80,9 @@ const state = {
   loading: false,
   /** The change the shown window was read at: the stream's older changes are in it already. */
   shownSeq: 0,
-  /** Pages being read, and the changes received meanwhile (replayed onto each page). */
-  reading: 0,
-  journal: [],
-  readingOlder: false,
-  readingNewer: false,
+  /** The ways ('older', 'newer') the window is being extended now. */
+  extending: new Set(),
   live: false,
-  /** The stream is down, or a request found no service: the banner says so. */
-  streamDown: false,
-  unreachable: false,
   retryMs: RETRY_MIN_MS,
   loadTimer: null,
   /** The room being left: its member.removed is no news. */
@@ -105,22 +99,9 @@ function showLive() {
   if (state.live) setStatus(state.room === '' ? 'Live' : `Live in ${state.room}`);
 }
 
-/** The banner shows while the service cannot be reached, and goes once it can again. */
-function showConnection() {
-  ui.banner.hidden = !(state.streamDown || state.unreachable);
-}
-
-function isConnectionProblem(error) {
-  return error instanceof TypeError || [502, 503, 504].includes(error?.status);
-}
-
 function showError(error) {
   // A lost connection is the banner's to show (and to clear), not an error of yours.
-  if (error && isConnectionProblem(error)) {
-    state.unreachable = true;
-    showConnection();
-    return;
-  }
+  if (error && isConnectionProblem(error)) return reached(false);
   ui.error.textContent = error ? String(error.message ?? error) : '';
   ui.error.hidden = !error;
 }
@@ -139,7 +120,7 @@ function dispatch(kind, data, seq) {
   }
   if (kind === 'room.updated' && data.name === state.room) return showRoomHead();
   if (!kind.startsWith('message.') || data.room !== state.room) return;
-  if (state.reading > 0) state.journal.push({ kind, data, seq });
+  noteChange(kind, data, seq);
   if (!state.loading && seq > state.shownSeq) {
     applyChange(kind, data);
     readShown();
@@ -154,17 +135,14 @@ initLive({
   },
   onUp: () => {
     state.live = true;
-    state.streamDown = false;
-    state.unreachable = false;
-    showConnection();
+    streamUp(true);
     showLive();
     // Whatever happened while away: the list is read again (live counts survive it).
     void reloadRooms();
   },
   onDown: (text) => {
     state.live = false;
-    state.streamDown = true;
-    showConnection();
+    streamUp(false);
     setStatus(text);
   },
 });
@@ -181,28 +159,6 @@ function readShown() {
 // --- loading ---------------------------------------------------------------
 
 /**
- * One page of the open room. A change received while it is read may or may
- * not be in it: `replay()` applies those after the change it was read at
- * (by id and version, so applying one twice is harmless).
- */
-async function readPage(params) {
-  if (state.reading++ === 0) state.journal = [];
-  try {
-    const query = new URLSearchParams({ room: state.room, limit: String(PAGE), ...params });
-    const { headers, body } = await api('GET', `/api/messages?${query}`);
-    return { body, links: links(headers), seq: headers.get('event-seq') };
-  } finally {
-    state.reading--;
-  }
-}
-
-function replay(page) {
-  for (const { kind, data, seq } of state.journal) {
-    if (seq > Number(page.seq)) applyChange(kind, data);
-  }
-}
-
-/**
  * The open room's window, read afresh: its latest page, or (`around`, a
  * message id) the page around that message. The first page read also starts
  * the stream from there.
@@ -214,6 +170,7 @@ async function load(around) {
   setStatus('Loading…');
   try {
     const page = await readPage(
+      state.room,
       around === undefined ? { order: 'desc' } : { around, order: 'asc' },
     );
     if (generation !== state.generation) return;
@@ -228,8 +185,6 @@ async function load(around) {
     replay(page);
     if (around === undefined) scrollToEnd();
     showError(null);
-    state.unreachable = false;
-    showConnection();
     if (!liveStarted()) startLive(page.seq);
     showLive();
     readShown();
@@ -242,43 +197,44 @@ async function load(around) {
   }
 }
 
-/** The page before the window's oldest message, added above it. */
-async function loadOlder() {
-  const before = oldestId();
-  if (before === undefined || !hasOlder() || state.loading || state.readingOlder) return;
+/**
+ * The two ways the window grows: the page before its oldest message, added
+ * above it, and the page after its newest, added below it (the last one
+ * makes the window live).
+ */
+const WAYS = {
+  older: {
+    from: oldestId,
+    more: hasOlder,
+    show: showOlder,
+    query: (before) => ({ order: 'desc', before }),
+  },
+  newer: {
+    from: newestId,
+    more: hasNewer,
+    show: showNewer,
+    query: (after) => ({ order: 'asc', after }),
+  },
+};
+
+async function extend(way) {
+  const { from, more, show, query } = WAYS[way];
+  const bound = from();
+  if (bound === undefined || !more() || state.loading || state.extending.has(way)) return;
   const generation = state.generation;
-  state.readingOlder = true;
-  ui.older.disabled = true;
+  state.extending.add(way);
+  if (way === 'older') ui.older.disabled = true;
   try {
-    const page = await readPage({ order: 'desc', before });
+    const page = await readPage(state.room, query(bound));
     // Another room (or a fresh read of this one) is shown by now.
     if (generation !== state.generation) return;
-    showOlder(page.body, page.links.next !== undefined);
+    show(page.body, page.links.next !== undefined);
     replay(page);
   } catch (error) {
     showError(error);
   } finally {
-    state.readingOlder = false;
+    state.extending.delete(way);
     ui.older.disabled = false;
-  }
-  if (generation === state.generation) nearEdges();
-}
-
-/** The page after the window's newest message, added below it; the last one makes the window live. */
-async function loadNewer() {
-  const after = newestId();
-  if (after === undefined || !hasNewer() || state.loading || state.readingNewer) return;
-  const generation = state.generation;
-  state.readingNewer = true;
-  try {
-    const page = await readPage({ order: 'asc', after });
-    if (generation !== state.generation) return;
-    showNewer(page.body, page.links.next !== undefined);
-    replay(page);
-  } catch (error) {
-    showError(error);
-  } finally {
-    state.readingNewer = false;
   }
   if (generation === state.generation) nearEdges();
 }
@@ -286,8 +242,8 @@ async function loadNewer() {
 /** Scrolled close to an end with more history beyond it: the next page that way. */
 function nearEdges() {
   const list = ui.messages;
-  if (list.scrollTop < EDGE_PX) void loadOlder();
-  if (list.scrollHeight - list.scrollTop - list.clientHeight < EDGE_PX) void loadNewer();
+  if (list.scrollTop < EDGE_PX) void extend('older');
+  if (list.scrollHeight - list.scrollTop - list.clientHeight < EDGE_PX) void extend('newer');
 }
 
 /**
@@ -495,7 +451,7 @@ ui.content.addEventListener('keydown', (event) => {
     ui.compose.requestSubmit();
   }
 });
-ui.older.addEventListener('click', () => void loadOlder());
+ui.older.addEventListener('click', () => void extend('older'));
 // Scrolling reads (your read marker follows), and near an end loads the next page that way.
 ui.messages.addEventListener(
   'scroll',
@@ -505,11 +461,6 @@ ui.messages.addEventListener(
   },
   { passive: true },
 );
-onReachability((reached) => {
-  if (reached === !state.unreachable) return;
-  state.unreachable = !reached;
-  showConnection();
-});
 document.addEventListener('visibilitychange', readShown);
 
 ui.name.value = signedInName() ?? localStorage.getItem('chat.name') ?? '';
