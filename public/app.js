@@ -426,7 +426,7 @@ async function enter(event) {
 }
 
 initMessageList({ me: () => state.name });
-initMessageActions({ onError: showError });
+initMessageActions({ room: () => state.room, onError: showError });
 initSearch({
   room: () => state.room,
   onJump: (message) => void jumpTo(message),

@@ -14,8 +14,8 @@ const ui = {
   toastText: $('toast-text'),
   undo: $('undo'),
 };
-const hooks = { onError: () => undefined };
-/** The delete that may still be undone: { id, timer }, or null. */
+const hooks = { room: () => '', onError: () => undefined };
+/** The delete that may still be undone: { id, room, timer }, or null. */
 let pending = null;
 
 const messagePath = (id) => `/api/messages/${encodeURIComponent(id)}`;
@@ -87,7 +87,7 @@ function hideToast() {
 /** Sends the delete that is waiting now (the page may be closing: keepalive). */
 async function commitDelete() {
   if (pending === null) return;
-  const { id, timer } = pending;
+  const { id, room, timer } = pending;
   pending = null;
   clearTimeout(timer);
   hideToast();
@@ -99,28 +99,35 @@ async function commitDelete() {
       forget(id);
       return;
     }
-    release(id);
+    // Back where it was, unless another room is shown by now.
+    if (room === hooks.room()) release(id);
+    else forget(id);
     hooks.onError(error);
   }
 }
 
-function undoDelete() {
+function undoDelete(event) {
   if (pending === null) return;
   const { id, timer } = pending;
   pending = null;
   clearTimeout(timer);
   hideToast();
   release(id);
+  if (event.detail === 0) ui.list.querySelector(`li[data-id="${CSS.escape(id)}"] .delete`)?.focus();
 }
 
-/** Takes the message away now; the DELETE follows unless undone (one at a time). */
-function deleteLater(li) {
+/**
+ * Takes the message away now; the DELETE follows unless undone (one at a
+ * time). From the keyboard, focus moves to Undo (the button it was on is gone).
+ */
+function deleteLater(li, byKeyboard) {
   void commitDelete();
   const id = li.dataset.id;
   if (hold(id) === undefined) return;
-  pending = { id, timer: setTimeout(() => void commitDelete(), UNDO_MS) };
+  pending = { id, room: hooks.room(), timer: setTimeout(() => void commitDelete(), UNDO_MS) };
   ui.toastText.textContent = 'Message deleted.';
   ui.toast.hidden = false;
+  if (byKeyboard) ui.undo.focus();
 }
 
 /** Sends a waiting delete now (another room is opened, or the page goes away). */
@@ -128,15 +135,17 @@ export function settleDeletes() {
   void commitDelete();
 }
 
-/** `onError(error)` shows what failed. */
-export function initMessageActions({ onError }) {
+/** `room()` names the room shown; `onError(error)` shows what failed. */
+export function initMessageActions({ room, onError }) {
+  hooks.room = room;
   hooks.onError = onError;
   ui.list.addEventListener('click', (event) => {
     const button = event.target.closest('button');
     const li = button?.closest('li.message');
     if (!li) return;
     if (button.classList.contains('edit')) startEdit(li);
-    else if (button.classList.contains('delete')) deleteLater(li);
+    // A click from the keyboard (Enter, Space) has no pointer: detail 0.
+    else if (button.classList.contains('delete')) deleteLater(li, event.detail === 0);
   });
   ui.undo.addEventListener('click', undoDelete);
   window.addEventListener('pagehide', settleDeletes);

@@ -278,6 +278,16 @@ describe('the chat experience', () => {
       assert.equal(requests.filter((r) => r.startsWith('DELETE')).length, 0);
       assert.equal((await t.app.http.inject({ url: `/api/messages/${id}` })).statusCode, 200);
 
+      // The same by keyboard: Delete, then Undo has the focus; undone, focus is back on Delete.
+      await message(page, 'mine, changed').getByRole('button', { name: 'Delete' }).focus();
+      await page.keyboard.press('Enter');
+      await message(page, 'mine, changed').waitFor({ state: 'detached', ...WAIT });
+      assert.equal(await page.locator(':focus').textContent(), 'Undo');
+      await page.keyboard.press('Enter');
+      await message(page, 'mine, changed').waitFor(WAIT);
+      assert.equal(await page.locator(':focus').textContent(), 'Delete');
+      assert.equal(requests.filter((r) => r.startsWith('DELETE')).length, 0);
+
       // Delete again and let it be: the DELETE goes out, and the message is gone for good.
       const deleted = page.waitForResponse((r) => r.request().method() === 'DELETE', WAIT);
       await message(page, 'mine, changed').hover();
