@@ -188,6 +188,8 @@ async function load(around) {
     if (!liveStarted()) startLive(page.seq);
     showLive();
     readShown();
+    // A latest page too short to scroll: older ones fill the view (a jump's caller reveals first).
+    if (around === undefined) nearEdges();
   } catch (error) {
     if (generation !== state.generation) return;
     showError(error);
