@@ -1,16 +1,24 @@
-// The chat page: your rooms in a sidebar (rooms.js), the latest page of the
-// open room (message-list.js), older pages on demand, and every change live
-// through one event stream. It uses only the public API (api.js).
-import { api, eventsUrl } from './api.js';
+// The chat page: your rooms in a sidebar (rooms.js), a window of the open
+// room's history (message-list.js) that grows as you scroll up (older pages)
+// or down (newer ones, after a jump to a search result with `around`), and
+// every change live through one event stream (live.js). It uses only the
+// public API (api.js).
+import { api } from './api.js';
 import { signIn, signedInName } from './auth.js';
+import { isConnectionProblem, reached, streamUp } from './connection.js';
+import { initLive, liveStarted, startLive, stopLive } from './live.js';
+import { initMessageActions, settleDeletes } from './message-actions.js';
 import {
   applyChange,
   clearMessages,
+  hasNewer,
   hasOlder,
   initMessageList,
+  newestId,
   newestVisibleId,
   oldestId,
   reveal,
+  showNewer,
   showOlder,
   showPage,
   scrollToEnd,
@@ -30,22 +38,11 @@ import {
   setMe,
   setOpen,
 } from './rooms.js';
+import { noteChange, readPage, replay } from './pages.js';
 import { initSearch } from './search.js';
 
-const PAGE = 50;
-/** How far back a search result is looked for by loading older pages (there is no `around` yet). */
-const JUMP_PAGES = 40;
-const KINDS = [
-  'message.created',
-  'message.updated',
-  'message.deleted',
-  'room.created',
-  'room.updated',
-  'member.added',
-  'member.updated',
-  'member.removed',
-  'read-marker.updated',
-];
+/** Closer than this to an end of the list, the next page that way is loaded. */
+const EDGE_PX = 300;
 const RETRY_MIN_MS = 1000;
 const RETRY_MAX_MS = 30000;
 
@@ -79,17 +76,14 @@ const state = {
   name: '',
   /** The open room ('' for none). */
   room: '',
-  /** True while the open room's page is being read; its changes wait in `pending`. */
+  /** True while the open room's window is being read afresh. */
   loading: false,
-  pending: [],
-  /** The change the shown page was read at: the stream's older changes are in it already. */
+  /** The change the shown window was read at: the stream's older changes are in it already. */
   shownSeq: 0,
-  source: null,
+  /** The ways ('older', 'newer') the window is being extended now. */
+  extending: new Set(),
   live: false,
-  /** The last change received: where a stream opened by hand resumes. */
-  lastEventId: null,
   retryMs: RETRY_MIN_MS,
-  retryTimer: null,
   loadTimer: null,
   /** The room being left: its member.removed is no news. */
   leaving: '',
@@ -106,6 +100,8 @@ function showLive() {
 }
 
 function showError(error) {
+  // A lost connection is the banner's to show (and to clear), not an error of yours.
+  if (error && isConnectionProblem(error)) return reached(false);
   ui.error.textContent = error ? String(error.message ?? error) : '';
   ui.error.hidden = !error;
 }
@@ -124,61 +120,32 @@ function dispatch(kind, data, seq) {
   }
   if (kind === 'room.updated' && data.name === state.room) return showRoomHead();
   if (!kind.startsWith('message.') || data.room !== state.room) return;
-  if (state.loading) state.pending.push({ kind, data, seq });
-  else if (seq > state.shownSeq) {
+  noteChange(kind, data, seq);
+  if (!state.loading && seq > state.shownSeq) {
     applyChange(kind, data);
     readShown();
   }
 }
 
-function closeStream() {
-  clearTimeout(state.retryTimer);
-  state.retryTimer = null;
-  state.source?.close();
-  state.source = null;
-  state.live = false;
-}
-
-/** The one stream of every change you may see, resumed from the last one received. */
-function connect() {
-  closeStream();
-  const params = {};
-  if (state.lastEventId !== null) params.since = state.lastEventId;
-  const source = new EventSource(eventsUrl(params));
-  state.source = source;
-  source.onopen = () => {
-    state.retryMs = RETRY_MIN_MS;
+initLive({
+  onChange: dispatch,
+  onReset: () => {
+    void reloadRooms();
+    if (state.room !== '') void load();
+  },
+  onUp: () => {
     state.live = true;
+    streamUp(true);
     showLive();
     // Whatever happened while away: the list is read again (live counts survive it).
     void reloadRooms();
-  };
-  for (const kind of KINDS) {
-    source.addEventListener(kind, (event) => {
-      state.lastEventId = event.lastEventId;
-      dispatch(kind, JSON.parse(event.data), Number(event.lastEventId));
-    });
-  }
-  // The stream cannot resume from where we were: read everything again.
-  source.addEventListener('reset', (event) => {
-    state.lastEventId = event.lastEventId;
-    void reloadRooms();
-    if (state.room !== '') void load();
-  });
-  source.onerror = () => {
-    if (source !== state.source) return;
+  },
+  onDown: (text) => {
     state.live = false;
-    if (source.readyState !== EventSource.CLOSED) {
-      setStatus('Connection lost, reconnecting…');
-      return;
-    }
-    // A non-200 answer (503, 401): EventSource gives up for good, so retry by hand.
-    setStatus(`Disconnected, retrying in ${Math.round(state.retryMs / 1000)} s…`);
-    source.close();
-    state.retryTimer = setTimeout(connect, state.retryMs);
-    state.retryMs = Math.min(state.retryMs * 2, RETRY_MAX_MS);
-  };
-}
+    streamUp(false);
+    setStatus(text);
+  },
+});
 
 // --- reading position ------------------------------------------------------
 
@@ -191,80 +158,108 @@ function readShown() {
 
 // --- loading ---------------------------------------------------------------
 
-function pageQuery(extra) {
-  return new URLSearchParams({ room: state.room, order: 'desc', limit: String(PAGE), ...extra });
-}
-
 /**
- * The latest page of the open room. Changes that arrive meanwhile wait, and
- * only those after the change the page was read at are applied to it. The
- * first page read also starts the stream from there.
+ * The open room's window, read afresh: its latest page, or (`around`, a
+ * message id) the page around that message. The first page read also starts
+ * the stream from there.
  */
-async function load() {
+async function load(around) {
   const generation = ++state.generation;
   clearTimeout(state.loadTimer);
   state.loading = true;
-  state.pending = [];
   setStatus('Loading…');
   try {
-    const { headers, body } = await api('GET', `/api/messages?${pageQuery({})}`);
+    const page = await readPage(
+      state.room,
+      around === undefined ? { order: 'desc' } : { around, order: 'asc' },
+    );
     if (generation !== state.generation) return;
-    showPage(body, headers.get('link') !== null);
-    state.shownSeq = Number(headers.get('event-seq') ?? 0);
     state.loading = false;
-    for (const { kind, data, seq } of state.pending) {
-      if (seq > state.shownSeq) applyChange(kind, data);
-    }
-    state.pending = [];
-    scrollToEnd();
+    // Latest (desc): `next` goes back in time. Around (asc): `prev` goes back, `next` forward.
+    const older = around === undefined ? 'next' : 'prev';
+    showPage(page.body, {
+      older: page.links[older] !== undefined,
+      newer: around !== undefined && page.links.next !== undefined,
+    });
+    state.shownSeq = Number(page.seq ?? 0);
+    replay(page);
+    if (around === undefined) scrollToEnd();
     showError(null);
-    if (state.source === null && state.retryTimer === null) {
-      state.lastEventId = headers.get('event-seq');
-      connect();
-    }
+    if (!liveStarted()) startLive(page.seq);
     showLive();
     readShown();
+    // A latest page too short to scroll: older ones fill the view (a jump's caller reveals first).
+    if (around === undefined) nearEdges();
   } catch (error) {
     if (generation !== state.generation) return;
     showError(error);
     setStatus(`Offline, retrying in ${Math.round(state.retryMs / 1000)} s…`);
-    state.loadTimer = setTimeout(load, state.retryMs);
+    state.loadTimer = setTimeout(() => void load(around), state.retryMs);
     state.retryMs = Math.min(state.retryMs * 2, RETRY_MAX_MS);
   }
 }
 
 /**
- * Shows a search result in its room: opens the room, then loads older pages
- * until the message is shown (at most JUMP_PAGES of them), and scrolls to it.
+ * The two ways the window grows: the page before its oldest message, added
+ * above it, and the page after its newest, added below it (the last one
+ * makes the window live).
  */
-async function jumpTo(message) {
-  if (message.room !== state.room) await openRoom(message.room);
-  if (message.room !== state.room) return;
-  for (let page = 0; page < JUMP_PAGES && !reveal(message.id); page++) {
-    const oldest = oldestId();
-    if (!hasOlder() || oldest === undefined || oldest <= message.id) break;
-    await loadOlder();
-  }
-  if (!reveal(message.id)) {
-    showNote('That message is no longer there, or too far back to load.');
-  }
-}
+const WAYS = {
+  older: {
+    from: oldestId,
+    more: hasOlder,
+    show: showOlder,
+    query: (before) => ({ order: 'desc', before }),
+  },
+  newer: {
+    from: newestId,
+    more: hasNewer,
+    show: showNewer,
+    query: (after) => ({ order: 'asc', after }),
+  },
+};
 
-async function loadOlder() {
-  const before = oldestId();
-  if (before === undefined) return;
+async function extend(way) {
+  const { from, more, show, query } = WAYS[way];
+  const bound = from();
+  if (bound === undefined || !more() || state.loading || state.extending.has(way)) return;
   const generation = state.generation;
-  ui.older.disabled = true;
+  state.extending.add(way);
+  if (way === 'older') ui.older.disabled = true;
   try {
-    const { headers, body } = await api('GET', `/api/messages?${pageQuery({ before })}`);
+    const page = await readPage(state.room, query(bound));
     // Another room (or a fresh read of this one) is shown by now.
     if (generation !== state.generation) return;
-    showOlder(body, headers.get('link') !== null);
+    show(page.body, page.links.next !== undefined);
+    replay(page);
   } catch (error) {
     showError(error);
   } finally {
+    state.extending.delete(way);
     ui.older.disabled = false;
   }
+  if (generation === state.generation) nearEdges();
+}
+
+/** Scrolled close to an end with more history beyond it: the next page that way. */
+function nearEdges() {
+  const list = ui.messages;
+  if (list.scrollTop < EDGE_PX) void extend('older');
+  if (list.scrollHeight - list.scrollTop - list.clientHeight < EDGE_PX) void extend('newer');
+}
+
+/**
+ * Shows a search result in its room: the page around it (GET
+ * /api/messages?around=<id>), unless it is shown already; the window then
+ * grows both ways as you scroll.
+ */
+async function jumpTo(message) {
+  if (message.room !== state.room) await openRoom(message.room, message.id);
+  else if (!reveal(message.id)) await load(message.id);
+  if (message.room !== state.room) return;
+  if (reveal(message.id)) showNote('');
+  else showNote('That message is no longer there.');
+  nearEdges();
 }
 
 // --- writing ---------------------------------------------------------------
@@ -289,7 +284,9 @@ async function send(event) {
     ui.content.value = '';
     showError(null);
     if (room !== state.room) return;
-    upsert(body);
+    // Far back after a jump: your message is at the end, so the window goes there.
+    if (hasNewer()) await load();
+    else upsert(body);
     scrollToEnd();
     readShown();
   } catch (error) {
@@ -316,8 +313,8 @@ function showRoomHead() {
   ui.invite.hidden = !mayInvite(state.room);
 }
 
-/** Shows a room (joining it first when it is not yours yet). */
-async function openRoom(name) {
+/** Shows a room (joining it first when it is not yours yet): its latest page, or the one `around` an id. */
+async function openRoom(name, around) {
   if (name === state.room) return;
   try {
     if (roomEntry(name) === undefined) await joinRoom(name);
@@ -329,6 +326,8 @@ async function openRoom(name) {
     );
     return;
   }
+  settleDeletes();
+  clearMessages();
   state.room = name;
   localStorage.setItem('chat.room', name);
   ui.room.value = name;
@@ -338,7 +337,7 @@ async function openRoom(name) {
   ui.noRoom.hidden = true;
   ui.roomView.hidden = false;
   state.retryMs = RETRY_MIN_MS;
-  const loaded = load();
+  const loaded = load(around);
   ui.content.focus();
   return loaded;
 }
@@ -349,7 +348,7 @@ function closeRoom(note = '') {
   clearTimeout(state.loadTimer);
   state.room = '';
   state.loading = false;
-  state.pending = [];
+  settleDeletes();
   clearMessages();
   setOpen('');
   ui.roomView.hidden = true;
@@ -417,18 +416,19 @@ async function enter(event) {
   localStorage.setItem('chat.name', state.name);
   setMe(state.name);
   ui.layout.hidden = false;
-  if (state.source !== null) {
+  if (liveStarted()) {
     // Signed in again (a new name or token): the stream starts over as this subject.
-    closeStream();
-    state.lastEventId = null;
+    stopLive();
+    state.live = false;
   }
   closeRoom();
   await openRoom(room);
   // No room could be opened (its first page starts the stream otherwise): the sidebar still goes live.
-  if (state.room === '' && state.source === null) connect();
+  if (state.room === '' && !liveStarted()) startLive(null);
 }
 
-initMessageList({ me: () => state.name, onError: showError });
+initMessageList({ me: () => state.name });
+initMessageActions({ room: () => state.room, onError: showError });
 initSearch({
   room: () => state.room,
   onJump: (message) => void jumpTo(message),
@@ -453,9 +453,16 @@ ui.content.addEventListener('keydown', (event) => {
     ui.compose.requestSubmit();
   }
 });
-ui.older.addEventListener('click', () => void loadOlder());
-// Reading is scrolling down, or coming back to the tab.
-ui.messages.addEventListener('scroll', readShown, { passive: true });
+ui.older.addEventListener('click', () => void extend('older'));
+// Scrolling reads (your read marker follows), and near an end loads the next page that way.
+ui.messages.addEventListener(
+  'scroll',
+  () => {
+    readShown();
+    nearEdges();
+  },
+  { passive: true },
+);
 document.addEventListener('visibilitychange', readShown);
 
 ui.name.value = signedInName() ?? localStorage.getItem('chat.name') ?? '';

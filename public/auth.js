@@ -6,8 +6,10 @@
 // - Otherwise, joining with a name asks the service for a development token
 //   (POST /auth/dev-token, only there with AUTH_DEV_TOKENS=true) and renews it
 //   before it expires.
-// - With neither (auth off), the page sends no token at all.
+// - With auth off (the service says so in /page-settings.js), the page sends
+//   no token at all, and asks for none: no request of it fails.
 import { setToken } from './api.js';
+import { auth } from './page-settings.js';
 
 const STORAGE_KEY = 'chat.token';
 /** Renew this long before the development token expires. */
@@ -61,17 +63,21 @@ export async function signIn(name) {
     setToken(given);
     return subjectOf(given) ?? name;
   }
+  if (!auth.required) {
+    setToken(null);
+    return name;
+  }
+  if (!auth.devTokens) {
+    throw new Error(
+      'This service needs a sign-in: open the page with the token your sign-in gave.',
+    );
+  }
   const response = await fetch('/auth/dev-token', {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ name }),
     cache: 'no-store',
   });
-  if (response.status === 404) {
-    // No development tokens here: auth is off (or tokens come from elsewhere).
-    setToken(null);
-    return name;
-  }
   const body = await response.json().catch(() => undefined);
   if (!response.ok) throw new Error(body?.detail ?? `Sign-in failed (HTTP ${response.status})`);
   setToken(body.token);

@@ -1,41 +1,52 @@
-// The messages of the room shown: rendered in id (creation) order, edited
-// and deleted in place by their author.
-import { api } from './api.js';
+// The messages of the room shown: one window of its history, in id
+// (creation) order, with a separator where the day changes. The window grows
+// older pages at the top and newer ones at the bottom (after a jump into the
+// past); only a window that reaches the newest message takes live messages.
+import { dayKey, dayLabel, whenLabel } from './days.js';
 
 const $ = (id) => document.getElementById(id);
 const ui = {
   list: $('messages'),
   older: $('older'),
+  empty: $('empty-room'),
   template: $('message-template'),
 };
 
 /** id -> message, for every message shown. */
 const messages = new Map();
-/** True while older pages may exist (the oldest shown is not the room's first). */
-let moreOlder = false;
-const hooks = { me: () => '', onError: () => undefined };
+/** id -> message taken off the list for a while (a delete that may still be undone). */
+const held = new Map();
+const state = {
+  /** A page was shown (the empty-room line may show). */
+  shown: false,
+  /** Older (newer) messages than the window's exist. */
+  moreOlder: false,
+  moreNewer: false,
+  me: () => '',
+};
 
-function formatTime(iso) {
-  return new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-}
-
-function renderInto(li, message) {
+function renderInto(li, message, now) {
   li.dataset.id = message.id;
   li.dataset.version = String(message.version);
   li.querySelector('.author').textContent = message.author;
   const time = li.querySelector('.time');
+  const created = new Date(message.createdAt);
   time.dateTime = message.createdAt;
-  time.textContent = formatTime(message.createdAt);
-  time.title = message.createdAt;
+  time.textContent = whenLabel(created, now);
+  time.title = created.toLocaleString();
   li.querySelector('.edited').hidden = message.version === 1;
   li.querySelector('.content').textContent = message.content;
-  const own = message.author === hooks.me();
+  const own = message.author === state.me();
   li.classList.toggle('own', own);
   li.querySelector('.actions').hidden = !own;
 }
 
 function itemFor(id) {
-  return ui.list.querySelector(`li[data-id="${CSS.escape(id)}"]`);
+  return ui.list.querySelector(`li.message[data-id="${CSS.escape(id)}"]`);
+}
+
+function items() {
+  return ui.list.querySelectorAll('li.message');
 }
 
 function nearBottom() {
@@ -43,41 +54,112 @@ function nearBottom() {
   return el.scrollHeight - el.scrollTop - el.clientHeight < 80;
 }
 
-/** Shows a message, or a newer version of one already shown; ids sort in creation order. */
-export function upsert(message) {
+function marker(className, text) {
+  const li = document.createElement('li');
+  li.className = className;
+  const span = document.createElement('span');
+  span.textContent = text;
+  li.append(span);
+  return li;
+}
+
+/**
+ * The separators, the times and the empty-room line, after any change of the
+ * list: a separator before the first message of each day, and one above the
+ * room's first message once it is shown. Labels are relative to now
+ * ("Today"), so they are worked out again each time.
+ */
+function relabel() {
+  const now = new Date();
+  for (const li of ui.list.querySelectorAll('li.day, li.start')) li.remove();
+  let day = null;
+  for (const li of items()) {
+    const created = new Date(messages.get(li.dataset.id).createdAt);
+    li.querySelector('.time').textContent = whenLabel(created, now);
+    if (dayKey(created) === day) continue;
+    day = dayKey(created);
+    ui.list.insertBefore(marker('day', dayLabel(created, now)), li);
+  }
+  if (state.shown && !state.moreOlder && messages.size > 0) {
+    ui.list.prepend(marker('start', 'The start of this room'));
+  }
+  ui.empty.hidden = !state.shown || messages.size > 0 || state.moreOlder || state.moreNewer;
+  ui.older.hidden = !state.moreOlder;
+}
+
+/** Puts a message in its place (or refreshes it), without relabelling. */
+function place(message) {
+  if (held.has(message.id)) {
+    if (held.get(message.id).version < message.version) held.set(message.id, message);
+    return;
+  }
   const known = messages.get(message.id);
   if (known !== undefined && known.version >= message.version) return;
   messages.set(message.id, message);
   let li = itemFor(message.id);
   if (li === null) {
-    const follow = nearBottom();
     li = ui.template.content.firstElementChild.cloneNode(true);
     let next = null;
-    for (let at = ui.list.lastElementChild; at !== null; at = at.previousElementSibling) {
-      if (at.dataset.id < message.id) break;
-      next = at;
-    }
+    const shown = items();
+    for (let i = shown.length - 1; i >= 0 && shown[i].dataset.id > message.id; i--) next = shown[i];
     ui.list.insertBefore(li, next);
-    if (follow && next === null) ui.list.scrollTop = ui.list.scrollHeight;
   } else if (li.querySelector('form.edit-form') !== null) {
     // Being edited here: keep the form, refresh what it is based on.
     li.dataset.version = String(message.version);
     return;
   }
-  renderInto(li, message);
+  renderInto(li, message, new Date());
+}
+
+/** Shows a message, or a newer version of one already shown; ids sort in creation order. */
+export function upsert(message) {
+  const follow = nearBottom();
+  const isNew = !messages.has(message.id);
+  place(message);
+  relabel();
+  if (follow && isNew && message.id === newestId()) scrollToEnd();
 }
 
 export function remove(id) {
   messages.delete(id);
   itemFor(id)?.remove();
+  relabel();
 }
 
-/** True while older pages of the room shown may exist. */
+/** The message shown with this id, if any. */
+export function shownMessage(id) {
+  return messages.get(id);
+}
+
+/** Takes a message off the list for a while; `release` puts it back, `forget` drops it. */
+export function hold(id) {
+  const message = messages.get(id);
+  if (message === undefined) return undefined;
+  held.set(id, message);
+  remove(id);
+  return message;
+}
+
+export function release(id) {
+  const message = held.get(id);
+  held.delete(id);
+  if (message !== undefined) upsert(message);
+}
+
+export function forget(id) {
+  held.delete(id);
+}
+
+/** True while older (newer) pages of the room shown may exist beyond the window. */
 export function hasOlder() {
-  return moreOlder;
+  return state.moreOlder;
 }
 
-/** Scrolls a shown message into view and marks it for a moment; false when it is not shown. */
+export function hasNewer() {
+  return state.moreNewer;
+}
+
+/** Scrolls a shown message into the middle of the view and marks it as found; false when not shown. */
 export function reveal(id) {
   const li = itemFor(id);
   if (li === null) return false;
@@ -85,139 +167,93 @@ export function reveal(id) {
   const list = ui.list.getBoundingClientRect();
   const item = li.getBoundingClientRect();
   ui.list.scrollTop += item.top - list.top - (list.height - item.height) / 2;
+  for (const found of ui.list.querySelectorAll('li.found')) found.classList.remove('found');
   li.classList.add('found');
-  setTimeout(() => li.classList.remove('found'), 2000);
   return true;
 }
 
 export function oldestId() {
-  return ui.list.firstElementChild?.dataset.id;
+  return ui.list.querySelector('li.message')?.dataset.id;
+}
+
+export function newestId() {
+  const shown = items();
+  return shown.length === 0 ? undefined : shown[shown.length - 1].dataset.id;
 }
 
 /** One change of a message of the room shown. */
 export function applyChange(kind, message) {
-  if (kind === 'message.deleted') return remove(message.id);
+  if (kind === 'message.deleted') {
+    held.delete(message.id);
+    return remove(message.id);
+  }
+  if (held.has(message.id)) return place(message);
   if (kind === 'message.updated' && !messages.has(message.id)) return;
-  // A message older than the oldest page shown belongs to a page not loaded yet.
-  const oldest = oldestId();
-  if (moreOlder && oldest !== undefined && message.id < oldest) return;
+  // Outside the window: it belongs to a page not loaded yet.
+  const [oldest, newest] = [oldestId(), newestId()];
+  if (state.moreOlder && oldest !== undefined && message.id < oldest) return;
+  if (state.moreNewer && newest !== undefined && message.id > newest) return;
   upsert(message);
 }
 
 /** The newest message you can see now: the last one whose top is inside the list's view. */
 export function newestVisibleId() {
   const bottom = ui.list.getBoundingClientRect().bottom;
-  for (let li = ui.list.lastElementChild; li !== null; li = li.previousElementSibling) {
-    if (li.getBoundingClientRect().top < bottom) return li.dataset.id;
+  const shown = items();
+  for (let i = shown.length - 1; i >= 0; i--) {
+    if (shown[i].getBoundingClientRect().top < bottom) return shown[i].dataset.id;
   }
   return undefined;
 }
 
-function startEdit(li) {
-  const message = messages.get(li.dataset.id);
-  if (message === undefined || li.querySelector('form.edit-form') !== null) return;
-  const form = document.createElement('form');
-  form.className = 'edit-form';
-  const label = document.createElement('label');
-  label.className = 'visually-hidden';
-  label.textContent = 'Edit message';
-  const field = document.createElement('textarea');
-  field.id = `edit-${message.id}`;
-  label.htmlFor = field.id;
-  field.value = message.content;
-  field.required = true;
-  field.maxLength = 4000;
-  const save = document.createElement('button');
-  save.type = 'submit';
-  save.textContent = 'Save';
-  const cancel = document.createElement('button');
-  cancel.type = 'button';
-  cancel.textContent = 'Cancel';
-  form.append(label, field, save, cancel);
-  const content = li.querySelector('.content');
-  content.hidden = true;
-  li.querySelector('.actions').hidden = true;
-  li.insertBefore(form, content);
-  field.focus();
-
-  const finish = () => {
-    form.remove();
-    content.hidden = false;
-    renderInto(li, messages.get(message.id) ?? message);
-  };
-  cancel.addEventListener('click', finish);
-  form.addEventListener('submit', async (event) => {
-    event.preventDefault();
-    try {
-      const { body } = await api('PUT', `/api/messages/${encodeURIComponent(message.id)}`, {
-        body: { content: field.value },
-        // The version the edit started from: a change made meanwhile is a 412, never overwritten.
-        headers: { 'if-match': `"${message.version}"` },
-      });
-      messages.set(body.id, body);
-      hooks.onError(null);
-      finish();
-    } catch (error) {
-      hooks.onError(
-        error.status === 412 ? new Error('The message changed meanwhile; try again.') : error,
-      );
-      if (error.status === 404) {
-        form.remove();
-        remove(message.id);
-      }
-    }
-  });
-}
-
-async function deleteMessage(li) {
-  try {
-    await api('DELETE', `/api/messages/${encodeURIComponent(li.dataset.id)}`);
-    remove(li.dataset.id);
-    hooks.onError(null);
-  } catch (error) {
-    if (error.status === 404) remove(li.dataset.id);
-    else hooks.onError(error);
-  }
-}
-
-/** Shows a page read afresh (`more`: older pages exist), replacing what was shown. */
-export function showPage(page, more) {
+/** Shows a window read afresh (`older`, `newer`: pages exist beyond it), replacing what was shown. */
+export function showPage(page, { older, newer }) {
   messages.clear();
   ui.list.replaceChildren();
-  for (const message of page) upsert(message);
-  setMoreOlder(more);
+  for (const message of page) place(message);
+  state.shown = true;
+  state.moreOlder = older;
+  state.moreNewer = newer;
+  relabel();
 }
 
-/** Adds an older page above what is shown, keeping what you look at in place. */
+/** Adds an older page above the window, keeping what you look at in place. */
 export function showOlder(page, more) {
   const fromBottom = ui.list.scrollHeight - ui.list.scrollTop;
-  for (const message of page) upsert(message);
+  for (const message of page) place(message);
+  state.moreOlder = more;
+  relabel();
   ui.list.scrollTop = ui.list.scrollHeight - fromBottom;
-  setMoreOlder(more);
 }
 
-function setMoreOlder(more) {
-  moreOlder = more;
-  ui.older.hidden = !more;
+/** Adds a newer page below the window (it stays where it is). */
+export function showNewer(page, more) {
+  for (const message of page) place(message);
+  state.moreNewer = more;
+  relabel();
 }
 
+/** Nothing shown (a room being opened, or none). */
 export function clearMessages() {
-  showPage([], false);
+  messages.clear();
+  ui.list.replaceChildren();
+  state.shown = false;
+  state.moreOlder = false;
+  state.moreNewer = false;
+  relabel();
 }
 
 export function scrollToEnd() {
   ui.list.scrollTop = ui.list.scrollHeight;
 }
 
-/** `me()` names the author whose messages get edit and delete; `onError(error)` shows what failed. */
-export function initMessageList({ me, onError }) {
-  hooks.me = me;
-  hooks.onError = onError;
-  ui.list.addEventListener('click', (event) => {
-    const button = event.target.closest('button');
-    const li = button?.closest('li.message');
-    if (!li) return;
-    if (button.classList.contains('edit')) startEdit(li);
-    else if (button.classList.contains('delete')) void deleteMessage(li);
-  });
+/** `me()` names the author whose messages get the edit and delete actions. */
+export function initMessageList({ me }) {
+  state.me = me;
+}
+
+/** Renders a message again after its item was changed by hand (an edit form closed). */
+export function rerender(li) {
+  const message = messages.get(li.dataset.id);
+  if (message !== undefined) renderInto(li, message, new Date());
 }

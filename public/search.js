@@ -1,7 +1,8 @@
 // Search (GET /api/messages?q=): over the open room or every room you may
 // read, newest first, the terms highlighted, a click jumps to the message.
 // Terms are matched as the service matches them: NFKC, then lowercase.
-import { api } from './api.js';
+import { api, links } from './api.js';
+import { whenLabel } from './days.js';
 
 const PAGE = 20;
 const $ = (id) => document.getElementById(id);
@@ -79,8 +80,7 @@ function resultItem(message, terms) {
   button.className = 'result-link';
   const meta = document.createElement('span');
   meta.className = 'meta';
-  const when = new Date(message.createdAt);
-  meta.textContent = `${message.author} in ${message.room}, ${when.toLocaleDateString()} ${when.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}`;
+  meta.textContent = `${message.author} in ${message.room}, ${whenLabel(new Date(message.createdAt))}`;
   const content = document.createElement('span');
   content.className = 'content';
   content.append(highlighted(message.content, terms));
@@ -90,17 +90,11 @@ function resultItem(message, terms) {
   return li;
 }
 
-function nextLink(headers) {
-  const link = headers.get('link');
-  const match = link === null ? null : /<([^>]+)>;\s*rel="next"/.exec(link);
-  return match === null ? null : match[1];
-}
-
 async function showPage(url, terms, fresh) {
   const { headers, body } = await api('GET', url);
   if (fresh) ui.list.replaceChildren();
   for (const message of body) ui.list.append(resultItem(message, terms));
-  next = nextLink(headers);
+  next = links(headers).next ?? null;
   ui.more.hidden = next === null;
   const count = ui.list.children.length;
   ui.title.textContent =

@@ -152,6 +152,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     maxStreamsPerClient: config.eventsMaxStreamsPerClient,
     heartbeatMs: config.eventsHeartbeatMs,
   });
-  await registerPageRoutes(app);
+  await registerPageRoutes(app, {
+    authRequired: authenticate !== null,
+    devTokens: config.authDevTokens,
+  });
   return app;
 }
