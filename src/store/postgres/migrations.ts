@@ -408,8 +408,8 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     name: 'search: normalized content and its trigram index',
     // search_text is the content as search-text.ts normalizes it, written with the row (lower()
     // here would follow the database's locale, not the rule). Rows stored before this
-    // migration get it from the store right after migrating (fillSearchText in
-    // postgres-store.ts), found by a partial index that stays empty once they have it.
+    // migration get it from migration 7 (until then the store filled them at each start),
+    // found by a partial index that stays empty once they have it.
     // pg_trgm lives in public: an extension is one per database, and a schema dropped with
     // CASCADE must not take it (and every other schema's index) along.
     sql: `
