@@ -12,6 +12,32 @@ import { assertUpgradedMessages } from '../support/upgraded-messages.ts';
 import { messageJson } from '../../src/domain/message-json.ts';
 import { searchQuery } from '../../src/domain/search-text.ts';
 
+/** The store on a test schema's URL, as the service would open it. */
+function storeOf(url: string) {
+  return new PostgresStore({
+    url,
+    poolSize: 2,
+    timeoutMs: 5000,
+    onBackgroundError: () => undefined,
+  });
+}
+
+/** A schema as an older release left it: the migrations up to `version`, applied and recorded. */
+async function schemaAtVersion(client: pg.Client, schema: string, version: number) {
+  await client.query(`CREATE SCHEMA ${schema}`);
+  await client.query(`SET search_path = ${schema}`);
+  await client.query(
+    'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+  );
+  for (const migration of postgresMigrations.filter((m) => m.version <= version)) {
+    await client.query(migration.sql);
+    await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+      migration.version,
+      migration.name,
+    ]);
+  }
+}
+
 test('a version 3 schema with messages migrates to the latest, with their JSON stored byte for byte', async (t) => {
   const skip = skipUnless(await postgresAvailable(), `PostgreSQL at ${PG_BASE_URL}`);
   if (skip !== false) return t.skip(skip);
@@ -31,18 +57,7 @@ test('a version 3 schema with messages migrates to the latest, with their JSON s
     version: 1 + (i % 3),
   }));
   try {
-    await client.query(`CREATE SCHEMA ${schema}`);
-    await client.query(`SET search_path = ${schema}`);
-    await client.query(
-      'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
-    for (const migration of postgresMigrations.filter((m) => m.version <= 3)) {
-      await client.query(migration.sql);
-      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-        migration.version,
-        migration.name,
-      ]);
-    }
+    await schemaAtVersion(client, schema, 3);
     // Inserted out of id order: the upgrade must not depend on the table's order.
     for (const m of [...messages].reverse()) {
       await client.query(
@@ -54,12 +69,7 @@ test('a version 3 schema with messages migrates to the latest, with their JSON s
     await client.end();
   }
 
-  const store = new PostgresStore({
-    url: db.url,
-    poolSize: 2,
-    timeoutMs: 5000,
-    onBackgroundError: () => undefined,
-  });
+  const store = storeOf(db.url);
   try {
     await store.migrate();
     await assertUpgradedMessages(store, messages);
@@ -91,18 +101,7 @@ test('a version 4 schema with messages and changes migrates to rooms: backfilled
   const client = new pg.Client({ connectionString: PG_BASE_URL });
   await client.connect();
   try {
-    await client.query(`CREATE SCHEMA ${schema}`);
-    await client.query(`SET search_path = ${schema}`);
-    await client.query(
-      'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
-    for (const migration of postgresMigrations.filter((m) => m.version <= 4)) {
-      await client.query(migration.sql);
-      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-        migration.version,
-        migration.name,
-      ]);
-    }
+    await schemaAtVersion(client, schema, 4);
     // As version 4 stored them: one call of its create function, the changes in order.
     await client.query(
       `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
@@ -123,12 +122,7 @@ test('a version 4 schema with messages and changes migrates to rooms: backfilled
     await client.end();
   }
 
-  const store = new PostgresStore({
-    url: db.url,
-    poolSize: 2,
-    timeoutMs: 5000,
-    onBackgroundError: () => undefined,
-  });
+  const store = storeOf(db.url);
   try {
     const before = new Date();
     await store.migrate();
@@ -256,18 +250,7 @@ test('a version 6 schema whose messages have no search_text yet is filled by the
   const client = new pg.Client({ connectionString: PG_BASE_URL });
   await client.connect();
   try {
-    await client.query(`CREATE SCHEMA ${schema}`);
-    await client.query(`SET search_path = ${schema}`);
-    await client.query(
-      'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
-    for (const migration of postgresMigrations.filter((m) => m.version <= 6)) {
-      await client.query(migration.sql);
-      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-        migration.version,
-        migration.name,
-      ]);
-    }
+    await schemaAtVersion(client, schema, 6);
     // Rows from before search as version 6 found them (the start filled them in, until now).
     await client.query(
       `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body)
@@ -287,12 +270,7 @@ test('a version 6 schema whose messages have no search_text yet is filled by the
     await client.end();
   }
 
-  const store = new PostgresStore({
-    url: db.url,
-    poolSize: 2,
-    timeoutMs: 5000,
-    onBackgroundError: () => undefined,
-  });
+  const store = storeOf(db.url);
   t.after(() => store.close());
   await store.migrate();
   for (const [q, expected] of [
@@ -326,12 +304,7 @@ test('a version 6 schema whose messages have no search_text yet is filled by the
     statements.push(typeof first === 'string' ? first : (first?.text ?? ''));
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   });
-  const again = new PostgresStore({
-    url: db.url,
-    poolSize: 2,
-    timeoutMs: 5000,
-    onBackgroundError: () => undefined,
-  });
+  const again = storeOf(db.url);
   try {
     await again.migrate();
   } finally {
