@@ -9,6 +9,7 @@ import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { messageJson } from '../src/domain/message-json.ts';
+import { searchText } from '../src/domain/search-text.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 
@@ -27,6 +28,51 @@ const WORDS =
 /** The JSON text the stores keep with each row (what a create would have written). */
 function bodyOf(row: SeedRow): string {
   return messageJson({ ...row, updatedAt: row.createdAt, version: 1 });
+}
+
+/**
+ * Inserts a message into a migrated SQLite file as a create writes it. With
+ * this build's schema that includes search (migration 5 and later): the
+ * normalized text, a search_rowid and the trigram index entry (written by
+ * the store, not a trigger, since migration 6). A baseline's schema may have
+ * none of it: then the upgrade fills it in.
+ */
+export function sqliteMessageInserter(db: Database.Database): (row: SeedRow) => void {
+  const columns = db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('messages');
+  const insert = db.prepare(
+    columns.includes('search_text')
+      ? `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body,
+           search_text, search_rowid) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`
+      : 'INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body) VALUES (?, ?, ?, ?, ?, ?, 1, ?)',
+  );
+  if (!columns.includes('search_text')) {
+    return (r) =>
+      insert.run(r.id, r.room, r.author, r.content, r.createdAt, r.createdAt, bodyOf(r));
+  }
+  const triggers = db
+    .prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'trigger' AND name = ?")
+    .pluck()
+    .get('messages_search_insert') as number;
+  const index = db.prepare('INSERT INTO message_search (rowid, text) VALUES (?, ?)');
+  let rowid = db
+    .prepare('SELECT COALESCE(max(search_rowid), 0) FROM messages')
+    .pluck()
+    .get() as number;
+  return (r) => {
+    const text = searchText(r.content);
+    rowid++;
+    insert.run(r.id, r.room, r.author, r.content, r.createdAt, r.createdAt, bodyOf(r), text, rowid);
+    if (triggers === 0) index.run(rowid, text);
+  };
+}
+
+/** Whether a PostgreSQL schema's messages have search_text (this build's: migration 6 and later). */
+export async function postgresHasSearchText(client: pg.ClientBase): Promise<boolean> {
+  const { rows } = await client.query(
+    `SELECT 1 FROM information_schema.columns
+      WHERE table_schema = current_schema() AND table_name = 'messages' AND column_name = 'search_text'`,
+  );
+  return rows.length > 0;
 }
 
 /** A UUIDv7 for `ms`: 48-bit time, version 7, variant 10, random rest. */
@@ -118,15 +164,11 @@ export function fillSqlite(
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
-  const insert = db.prepare(
-    'INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body) VALUES (?, ?, ?, ?, ?, ?, 1, ?)',
-  );
+  const insert = sqliteMessageInserter(db);
   const sample = idSampler(count, 100_000);
   let chunk: SeedRow[] = [];
   const flush = db.transaction((rows: SeedRow[]) => {
-    for (const r of rows) {
-      insert.run(r.id, r.room, r.author, r.content, r.createdAt, r.createdAt, bodyOf(r));
-    }
+    for (const r of rows) insert(r);
   });
   for (const row of seedRows(count, options.pickRoom)) {
     sample.offer(row.id);
@@ -200,14 +242,17 @@ export async function fillPostgres(
   const client = await schemaClient(url);
   const sample = idSampler(count, 100_000);
   try {
+    // As a create writes it: with search_text where the schema has it (else the upgrade fills it).
+    const search = await postgresHasSearchText(client);
     let chunk: SeedRow[] = [];
     const flush = async () => {
       if (chunk.length === 0) return;
       await client.query(
-        `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body)
-         SELECT id, room, author, content, at, at, 1, body
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[])
-           AS t(id, room, author, content, at, body)`,
+        `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body
+           ${search ? ', search_text' : ''})
+         SELECT id, room, author, content, at, at, 1, body ${search ? ', search_text' : ''}
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[],
+           $7::text[]) AS t(id, room, author, content, at, body, search_text)`,
         [
           chunk.map((r) => r.id),
           chunk.map((r) => r.room),
@@ -215,6 +260,7 @@ export async function fillPostgres(
           chunk.map((r) => r.content),
           chunk.map((r) => r.createdAt),
           chunk.map(bodyOf),
+          search ? chunk.map((r) => searchText(r.content)) : [],
         ],
       );
       chunk = [];

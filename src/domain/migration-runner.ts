@@ -13,20 +13,20 @@ export interface Migration {
   readonly sql: string;
 }
 
-/** What the runner needs of an engine. */
-export interface MigrationTarget {
+/** What the runner needs of an engine (whose migrations may carry more than SQL: `M`). */
+export interface MigrationTarget<M extends Migration = Migration> {
   /** Runs `work` holding the migration lock: instances that start together migrate one at a time. */
   withLock(work: () => Promise<void>): Promise<void>;
   /** The versions applied so far (making the table that records them, if need be). */
   appliedVersions(): Promise<readonly number[]> | readonly number[];
   /** Applies one migration and records its version, in one transaction: all or nothing. */
-  apply(migration: Migration): Promise<void> | void;
+  apply(migration: M): Promise<void> | void;
 }
 
 /** Applies every migration not applied yet; a second call (or another instance) finds nothing to do. */
-export async function runMigrations(
-  target: MigrationTarget,
-  migrations: readonly Migration[],
+export async function runMigrations<M extends Migration>(
+  target: MigrationTarget<M>,
+  migrations: readonly M[],
 ): Promise<void> {
   migrations.forEach((migration, i) => {
     if (i > 0 && migration.version <= migrations[i - 1]!.version) {

@@ -10,6 +10,33 @@ import { postgresEngine } from '../support/engines.ts';
 import { PG_BASE_URL, postgresAvailable, skipUnless } from '../support/prerequisites.ts';
 import { assertUpgradedMessages } from '../support/upgraded-messages.ts';
 import { messageJson } from '../../src/domain/message-json.ts';
+import { searchQuery } from '../../src/domain/search-text.ts';
+
+/** The store on a test schema's URL, as the service would open it. */
+function storeOf(url: string) {
+  return new PostgresStore({
+    url,
+    poolSize: 2,
+    timeoutMs: 5000,
+    onBackgroundError: () => undefined,
+  });
+}
+
+/** A schema as an older release left it: the migrations up to `version`, applied and recorded. */
+async function schemaAtVersion(client: pg.Client, schema: string, version: number) {
+  await client.query(`CREATE SCHEMA ${schema}`);
+  await client.query(`SET search_path = ${schema}`);
+  await client.query(
+    'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+  );
+  for (const migration of postgresMigrations.filter((m) => m.version <= version)) {
+    await client.query(migration.sql);
+    await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
+      migration.version,
+      migration.name,
+    ]);
+  }
+}
 
 test('a version 3 schema with messages migrates to the latest, with their JSON stored byte for byte', async (t) => {
   const skip = skipUnless(await postgresAvailable(), `PostgreSQL at ${PG_BASE_URL}`);
@@ -30,18 +57,7 @@ test('a version 3 schema with messages migrates to the latest, with their JSON s
     version: 1 + (i % 3),
   }));
   try {
-    await client.query(`CREATE SCHEMA ${schema}`);
-    await client.query(`SET search_path = ${schema}`);
-    await client.query(
-      'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
-    for (const migration of postgresMigrations.filter((m) => m.version <= 3)) {
-      await client.query(migration.sql);
-      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-        migration.version,
-        migration.name,
-      ]);
-    }
+    await schemaAtVersion(client, schema, 3);
     // Inserted out of id order: the upgrade must not depend on the table's order.
     for (const m of [...messages].reverse()) {
       await client.query(
@@ -53,12 +69,7 @@ test('a version 3 schema with messages migrates to the latest, with their JSON s
     await client.end();
   }
 
-  const store = new PostgresStore({
-    url: db.url,
-    poolSize: 2,
-    timeoutMs: 5000,
-    onBackgroundError: () => undefined,
-  });
+  const store = storeOf(db.url);
   try {
     await store.migrate();
     await assertUpgradedMessages(store, messages);
@@ -90,18 +101,7 @@ test('a version 4 schema with messages and changes migrates to rooms: backfilled
   const client = new pg.Client({ connectionString: PG_BASE_URL });
   await client.connect();
   try {
-    await client.query(`CREATE SCHEMA ${schema}`);
-    await client.query(`SET search_path = ${schema}`);
-    await client.query(
-      'CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
-    );
-    for (const migration of postgresMigrations.filter((m) => m.version <= 4)) {
-      await client.query(migration.sql);
-      await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
-        migration.version,
-        migration.name,
-      ]);
-    }
+    await schemaAtVersion(client, schema, 4);
     // As version 4 stored them: one call of its create function, the changes in order.
     await client.query(
       `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
@@ -122,12 +122,7 @@ test('a version 4 schema with messages and changes migrates to rooms: backfilled
     await client.end();
   }
 
-  const store = new PostgresStore({
-    url: db.url,
-    poolSize: 2,
-    timeoutMs: 5000,
-    onBackgroundError: () => undefined,
-  });
+  const store = storeOf(db.url);
   try {
     const before = new Date();
     await store.migrate();
@@ -231,4 +226,94 @@ test('a version 4 schema with messages and changes migrates to rooms: backfilled
   } finally {
     await store.close();
   }
+});
+
+test('a version 6 schema whose messages have no search_text yet is filled by the upgrade itself; a start then does no search work', async (t) => {
+  const skip = skipUnless(await postgresAvailable(), `PostgreSQL at ${PG_BASE_URL}`);
+  if (skip !== false) return t.skip(skip);
+  const db = await postgresEngine.createDatabase();
+  t.after(() => db.cleanup());
+  const schema = new URL(db.url).searchParams.get('schema')!;
+  const at = (ms: number) => new Date(Date.UTC(2026, 10, 23, 10, 0, 0, ms)).toISOString();
+  const messages: Message[] = ['Die STRAẞE', 'a ﬁle here', 'ＡＢＣ and more', 'plain text'].map(
+    (content, i) => ({
+      id: uuidv7(),
+      room: 'general',
+      author: 'ada',
+      content,
+      createdAt: at(i),
+      updatedAt: at(i),
+      version: 1,
+    }),
+  );
+
+  const client = new pg.Client({ connectionString: PG_BASE_URL });
+  await client.connect();
+  try {
+    await schemaAtVersion(client, schema, 6);
+    // Rows from before search as version 6 found them (the start filled them in, until now).
+    await client.query(
+      `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body)
+       SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
+         $5::timestamptz[], $6::int[], $7::text[])`,
+      [
+        messages.map((m) => m.id),
+        messages.map((m) => m.room),
+        messages.map((m) => m.author),
+        messages.map((m) => m.content),
+        messages.map((m) => m.createdAt),
+        messages.map((m) => m.version),
+        messages.map(messageJson),
+      ],
+    );
+  } finally {
+    await client.end();
+  }
+
+  const store = storeOf(db.url);
+  t.after(() => store.close());
+  await store.migrate();
+  for (const [q, expected] of [
+    ['straße', [0]],
+    ['FILE', [1]],
+    ['abc', [2]],
+    ['text', [3]],
+    ['and ere', []],
+  ] as const) {
+    const page = await store.messages.list({ order: 'asc', limit: 10, q: searchQuery(q, false) });
+    assert.equal(page.json, expected.map((i: number) => messageJson(messages[i]!)).join(','), q);
+  }
+  const check = new pg.Client({ connectionString: PG_BASE_URL });
+  await check.connect();
+  try {
+    const { rows } = await check.query(
+      `SELECT is_nullable FROM information_schema.columns
+        WHERE table_schema = $1 AND table_name = 'messages' AND column_name = 'search_text'`,
+      [schema],
+    );
+    assert.deepEqual(rows, [{ is_nullable: 'NO' }]);
+  } finally {
+    await check.end();
+  }
+
+  // Another start of the same store: migrations are recorded, and nothing reads messages.
+  const statements: string[] = [];
+  const query = pg.Client.prototype.query;
+  t.mock.method(pg.Client.prototype, 'query', function (this: pg.Client, ...args: unknown[]) {
+    const first = args[0] as string | { text?: string };
+    statements.push(typeof first === 'string' ? first : (first?.text ?? ''));
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  });
+  const again = storeOf(db.url);
+  try {
+    await again.migrate();
+  } finally {
+    await again.close();
+    t.mock.restoreAll();
+  }
+  assert.ok(statements.some((s) => s.includes('schema_migrations')));
+  assert.deepEqual(
+    statements.filter((s) => /\bmessages\b/i.test(s)),
+    [],
+  );
 });

@@ -62,6 +62,11 @@ test('a version 1 database with messages migrates to the latest schema, keeping 
       .pluck()
       .get() as string;
     assert.match(table, /WITHOUT ROWID/);
+    // The trigram index is the store's to write (at commit), no trigger's (migration 6).
+    assert.deepEqual(
+      check.prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger'").pluck().all(),
+      [],
+    );
   } finally {
     check.close();
   }

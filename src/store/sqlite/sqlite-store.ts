@@ -47,6 +47,8 @@ export interface SqliteSession {
   readonly snapshot: () => void;
   /** Runs `write` inside a group transaction; resolves once that commit is durable. */
   write<T>(write: () => T): Promise<T>;
+  /** Within a write: `work` runs at the end of its transaction, and only if the write succeeded. */
+  atCommit(work: () => void): void;
 }
 
 interface Concerns {
@@ -102,6 +104,7 @@ export class SqliteStore implements Store {
       db: this.#db,
       snapshot: this.#batching ? this.#snapshot : () => undefined,
       write: this.#batcher.submit.bind(this.#batcher),
+      atCommit: this.#batcher.atCommit.bind(this.#batcher),
     };
   }
 

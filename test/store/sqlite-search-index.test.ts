@@ -1,0 +1,55 @@
+/**
+ * The trigram index on SQLite is written by the store at the end of each
+ * group commit (search-index.ts), not inside each write's savepoint: FTS5
+ * writes its pending terms out as a segment at every savepoint, so creates
+ * committed together must leave one segment, not one per create.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import Database from 'better-sqlite3';
+import { v7 as uuidv7 } from 'uuid';
+import { matchExpression } from '../../src/store/sqlite/search.ts';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+
+test('creates committed together are written to the trigram index once, as one segment, and are found', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sqlite-search-index-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'index.db');
+  const store = new SqliteStore({ filename: file, synchronous: 'full' });
+  t.after(() => store.close());
+  await store.migrate();
+  const created = await Promise.all(
+    Array.from({ length: 20 }, (_, i) =>
+      store.messages.create({
+        id: uuidv7(),
+        room: 'general',
+        author: 'ada',
+        content: `Message number ${i}, with words of its own: w${i}x${i}`,
+        createdAt: new Date(Date.UTC(2026, 10, 23, 10, 0, 0, i)).toISOString(),
+      }),
+    ),
+  );
+  const check = new Database(file, { readonly: true });
+  try {
+    // One transaction (one change-log batch), and its index entries in one segment.
+    const segments = check
+      .prepare('SELECT count(DISTINCT segid) FROM message_search_idx')
+      .pluck()
+      .get();
+    assert.equal(segments, 1);
+    // Each message's own trigrams are in the index, under its search_rowid.
+    const match = check.prepare(
+      `SELECT messages.id FROM message_search JOIN messages
+         ON messages.search_rowid = message_search.rowid WHERE message_search MATCH ?`,
+    );
+    for (const i of [0, 7, 19]) {
+      const trigrams = matchExpression([`w${i}x${i}`]);
+      assert.deepEqual(match.pluck().all(trigrams), [created[i]!.id], trigrams);
+    }
+  } finally {
+    check.close();
+  }
+});
