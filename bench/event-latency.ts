@@ -20,7 +20,6 @@ import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -29,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { machineInfo } from './machine-info.ts';
 import { freePort, startServer, type ServerProcess } from './server-process.ts';
-import { scanMarkers } from './sse-markers.ts';
+import { markedStream, postMessage } from './sse-markers.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -66,64 +65,20 @@ interface Subscriber {
 const MARK = Buffer.from('"content":"lat-');
 
 /**
- * A raw socket rather than http.get: with 1,000 streams in this process, the
- * client's own parsing would otherwise dominate what is measured. It only
- * looks for the marker in the bytes (keeping a short tail in case a marker is
- * split between two reads); every marked message is written once, so each
- * marker is one `message.created` event.
+ * A raw socket reading the stream (markedStream): with many streams in one
+ * process, the client's own parsing would otherwise dominate what is measured.
+ * Every marked message is written once, so each marker is one `message.created` event.
  */
-function subscribe(url: string, onArrival: (n: number, at: number) => void): Promise<Subscriber> {
-  const { hostname, port, pathname, search } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: hostname, port: Number(port) });
-    socket.setNoDelay(true);
-    let tail = Buffer.alloc(0);
-    let opened = false;
-    socket.once('error', reject);
-    socket.on('connect', () => {
-      socket.write(
-        `GET ${pathname}${search} HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAccept: text/event-stream\r\n\r\n`,
-      );
-    });
-    socket.on('data', (chunk: Buffer) => {
-      const at = performance.now();
-      const data = tail.length === 0 ? chunk : Buffer.concat([tail, chunk]);
-      if (!opened) {
-        if (!data.subarray(0, 16).toString('latin1').startsWith('HTTP/1.1 200')) {
-          reject(new Error(`GET ${url}: ${data.subarray(0, 40).toString('latin1')}`));
-          socket.destroy();
-          return;
-        }
-        opened = true;
-        resolve({ close: () => socket.destroy() });
-      }
-      tail = scanMarkers(data, MARK, (n) => onArrival(n, at));
-    });
-  });
+async function subscribe(
+  url: string,
+  onArrival: (n: number, at: number) => void,
+): Promise<Subscriber> {
+  const socket = await markedStream(url, {}, MARK, onArrival);
+  return { close: () => socket.destroy() };
 }
 
 function post(baseUrl: string, n: number): Promise<void> {
-  const body = JSON.stringify({ author: 'bench', room: 'latency', content: `lat-${n}` });
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      `${baseUrl}/api/messages`,
-      {
-        method: 'POST',
-        agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      },
-      (response) => {
-        response.resume();
-        response.on('end', () =>
-          response.statusCode === 201
-            ? resolve()
-            : reject(new Error(`POST: ${response.statusCode}`)),
-        );
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
+  return postMessage(baseUrl, agent, { author: 'bench', room: 'latency', content: `lat-${n}` });
 }
 
 interface Figures {

@@ -10,12 +10,12 @@
  * Prints one JSON line.
  */
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SignJWT } from 'jose';
 import { STREAM_ROOMS, STREAM_SUBJECTS, STREAM_WRITER, streamMembers } from './seed-rooms.ts';
-import { scanMarkers } from './sse-markers.ts';
+import { markedStream, postMessage } from './sse-markers.ts';
 
 const [baseUrl, secret, writesArg] = process.argv.slice(2);
 const WRITES = Number(writesArg);
@@ -39,40 +39,13 @@ async function mint(subject: string): Promise<string> {
     .sign(new TextEncoder().encode(secret));
 }
 
-/**
- * A raw socket, as in event-latency.ts: with 1,000 streams in one process,
- * parsing each event would cost more than what is measured. It looks for the
- * marker of each write (`lat-<n>`, written once each) in the bytes.
- */
 function subscribe(token: string, onArrival: (n: number, at: number) => void) {
-  const { hostname, port } = new URL(baseUrl!);
-  return new Promise<net.Socket>((resolve, reject) => {
-    const socket = net.connect({ host: hostname, port: Number(port) });
-    socket.setNoDelay(true);
-    let tail = Buffer.alloc(0);
-    let opened = false;
-    socket.once('error', reject);
-    socket.on('connect', () => {
-      socket.write(
-        `GET /api/events HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAccept: text/event-stream\r\n` +
-          `Authorization: Bearer ${token}\r\n\r\n`,
-      );
-    });
-    socket.on('data', (chunk: Buffer) => {
-      const at = performance.now();
-      const data = tail.length === 0 ? chunk : Buffer.concat([tail, chunk]);
-      if (!opened) {
-        if (!data.subarray(0, 16).toString('latin1').startsWith('HTTP/1.1 200')) {
-          reject(new Error(`GET /api/events: ${data.subarray(0, 200).toString('latin1')}`));
-          socket.destroy();
-          return;
-        }
-        opened = true;
-        resolve(socket);
-      }
-      tail = scanMarkers(data, MARK, (n) => onArrival(n, at));
-    });
-  });
+  return markedStream(
+    `${baseUrl!}/api/events`,
+    { Authorization: `Bearer ${token}` },
+    MARK,
+    onArrival,
+  );
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -80,31 +53,12 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 function post(token: string, room: string, n: number): Promise<void> {
   // The author equals the token's subject (allowed with auth on), so the same writes also run with
   // auth off, where no stream is refused anything: how the leak count was checked to catch leaks.
-  const body = JSON.stringify({ author: STREAM_WRITER, room, content: `lat-${n}` });
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      `${baseUrl}/api/messages`,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-        },
-      },
-      (response) => {
-        response.resume();
-        response.on('end', () =>
-          response.statusCode === 201
-            ? resolve()
-            : reject(new Error(`POST into ${room}: ${response.statusCode}`)),
-        );
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
+  return postMessage(
+    baseUrl!,
+    agent,
+    { author: STREAM_WRITER, room, content: `lat-${n}` },
+    { authorization: `Bearer ${token}` },
+  );
 }
 
 function percentile(values: readonly number[], p: number): number {

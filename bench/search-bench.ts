@@ -21,15 +21,18 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { messageJson } from '../src/domain/message-json.ts';
-import { searchText } from '../src/domain/search-text.ts';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { buildBaseline, type BaselineBuild } from './baseline-build.ts';
 import type { ScenarioResult } from './bench-types.ts';
 import { chatCorpus, wordNear } from './chat-text.ts';
 import { databaseCpuSeconds } from './pg-backend-cpu.ts';
-import { removeSqlite, sqliteMessageInserter, type SeedRow } from './seed-data.ts';
+import {
+  insertPostgresRows,
+  removeSqlite,
+  sqliteMessageInserter,
+  type SeedRow,
+} from './seed-data.ts';
 import {
   median,
   pairedRounds,
@@ -128,22 +131,7 @@ export async function seed(
     sqliteSeconds += (performance.now() - t) / 1000;
     if (pgClient !== null) {
       t = performance.now();
-      await pgClient.query(
-        `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body,
-           search_text)
-         SELECT id, room, author, content, at, at, 1, body, search_text
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[],
-           $7::text[]) AS t(id, room, author, content, at, body, search_text)`,
-        [
-          chunk.map((r) => r.id),
-          chunk.map((r) => r.room),
-          chunk.map((r) => r.author),
-          chunk.map((r) => r.content),
-          chunk.map((r) => r.createdAt),
-          chunk.map((r) => messageJson({ ...r, updatedAt: r.createdAt, version: 1 })),
-          chunk.map((r) => searchText(r.content)),
-        ],
-      );
+      await insertPostgresRows(pgClient, chunk, true);
       pgSeconds += (performance.now() - t) / 1000;
     }
     chunk = [];

@@ -233,6 +233,30 @@ export async function schemaClient(url: string): Promise<pg.Client> {
  * Bulk-inserts `count` messages into a PostgreSQL schema already migrated (by
  * this build or another), then ANALYZEs it.
  */
+/** Rows inserted as a create writes them (with `search_text` when `search`), in one statement. */
+export async function insertPostgresRows(
+  client: pg.ClientBase,
+  rows: readonly SeedRow[],
+  search: boolean,
+): Promise<void> {
+  await client.query(
+    `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body
+       ${search ? ', search_text' : ''})
+     SELECT id, room, author, content, at, at, 1, body ${search ? ', search_text' : ''}
+     FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[],
+       $7::text[]) AS t(id, room, author, content, at, body, search_text)`,
+    [
+      rows.map((r) => r.id),
+      rows.map((r) => r.room),
+      rows.map((r) => r.author),
+      rows.map((r) => r.content),
+      rows.map((r) => r.createdAt),
+      rows.map(bodyOf),
+      search ? rows.map((r) => searchText(r.content)) : [],
+    ],
+  );
+}
+
 export async function fillPostgres(
   url: string,
   count: number,
@@ -247,22 +271,7 @@ export async function fillPostgres(
     let chunk: SeedRow[] = [];
     const flush = async () => {
       if (chunk.length === 0) return;
-      await client.query(
-        `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body
-           ${search ? ', search_text' : ''})
-         SELECT id, room, author, content, at, at, 1, body ${search ? ', search_text' : ''}
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[],
-           $7::text[]) AS t(id, room, author, content, at, body, search_text)`,
-        [
-          chunk.map((r) => r.id),
-          chunk.map((r) => r.room),
-          chunk.map((r) => r.author),
-          chunk.map((r) => r.content),
-          chunk.map((r) => r.createdAt),
-          chunk.map(bodyOf),
-          search ? chunk.map((r) => searchText(r.content)) : [],
-        ],
-      );
+      await insertPostgresRows(client, chunk, search);
       chunk = [];
     };
     for (const row of seedRows(count, options.pickRoom)) {
