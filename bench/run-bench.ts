@@ -921,11 +921,31 @@ const reachable = (bench: PostgresBench | null): bench is PostgresBench =>
   bench !== null && bench.version !== null;
 
 /** How many rooms a subject's room list answered, read once before measuring (a wrong answer shows). */
-async function countUserRooms(server: ServerProcess): Promise<string> {
+/**
+ * The subject's room list as the bench seeded it, or a thrown error: 200 rooms, and unread
+ * counts of every kind the markers were seeded for (none, some, the cap of 100), so a seed
+ * that misses its layout stops the group instead of measuring something else.
+ */
+async function checkUserRooms(server: ServerProcess): Promise<string> {
   const response = await fetch(`${server.baseUrl}/api/users/${USER_ROOMS_SUBJECT}/rooms`);
   const text = await response.text();
-  if (response.status !== 200) return `status ${response.status}: ${text.slice(0, 200)}`;
-  return `${text.split('"role":').length - 1} rooms, ${text.length} bytes`;
+  if (response.status !== 200) {
+    throw new Error(`user-rooms: status ${response.status}: ${text.slice(0, 200)}`);
+  }
+  const rooms = JSON.parse(text) as { unread: number; lastRead: string | null }[];
+  const unread = rooms.map((r) => r.unread);
+  const kinds = {
+    zero: unread.filter((u) => u === 0).length,
+    some: unread.filter((u) => u > 0 && u < 100).length,
+    capped: unread.filter((u) => u === 100).length,
+    markers: rooms.filter((r) => r.lastRead !== null).length,
+  };
+  if (rooms.length !== 200 || kinds.zero === 0 || kinds.some === 0 || kinds.capped === 0) {
+    throw new Error(
+      `user-rooms: the seeded layout is not served: ${rooms.length} rooms, ${JSON.stringify(kinds)}`,
+    );
+  }
+  return `${rooms.length} rooms (unread 0: ${kinds.zero}, 1-99: ${kinds.some}, 100: ${kinds.capped}; markers set: ${kinds.markers}), ${text.length} bytes`;
 }
 
 /**
@@ -954,7 +974,7 @@ async function userRoomsGroup(
   try {
     const sqliteServer = await startService('user-rooms', { DATABASE_URL: `sqlite:${file}` });
     servers.push(sqliteServer);
-    log(`  [user-rooms] SQLite answers ${await countUserRooms(sqliteServer)}`);
+    log(`  [user-rooms] SQLite answers ${await checkUserRooms(sqliteServer)}`);
     const members = [
       floor('user-rooms', connections),
       wrkMember(
@@ -979,7 +999,7 @@ async function userRoomsGroup(
       await writeRoomsPostgres(url, pgLayout.layout());
       const pgServer = await startService('user-rooms-pg', { DATABASE_URL: url });
       servers.push(pgServer);
-      log(`  [user-rooms] PostgreSQL answers ${await countUserRooms(pgServer)}`);
+      log(`  [user-rooms] PostgreSQL answers ${await checkUserRooms(pgServer)}`);
       members.push(
         wrkMember(
           cores,
