@@ -2,10 +2,10 @@
  * Process entry: read `.env` if there is one, load the settings, build the
  * app, listen, and stop gracefully on SIGTERM/SIGINT.
  */
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import closeWithGrace from 'close-with-grace';
 import { ConfigError, describeStore, loadConfig, type Config } from './config.ts';
+import { VERSION } from './version.ts';
 
 function fail(message: string): never {
   process.stderr.write(`message-service: ${message}\n`);
@@ -34,12 +34,6 @@ function settingsOrExit(): Config {
     if (error instanceof ConfigError) fail(error.message);
     throw error;
   }
-}
-
-/** From package.json, which sits one level above both src/ and dist/. */
-function version(): string {
-  const file = new URL('../package.json', import.meta.url);
-  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
 }
 
 const envFile = readEnvFile();
@@ -92,7 +86,7 @@ try {
 }
 // The line that says what runs where (Fastify's own "Server listening at" comes just before).
 const store = describeStore(config.databaseUrl);
-const running = { version: version(), store: store.engine, storeLocation: store.location, address };
+const running = { version: VERSION, store: store.engine, storeLocation: store.location, address };
 app.http.log.info(
   { ...running, envFile },
   `message-service ${running.version} listening at ${address}, store: ${store.engine} ${store.location}${envFile ? ' (settings from .env too)' : ''}`,

@@ -101,7 +101,7 @@ function indexedCount(query: ListQuery): number {
 }
 
 /** The terms, those an index can serve first (each group in the query's order). */
-export function searchTerms(query: ListQuery): string[] {
+function searchTerms(query: ListQuery): string[] {
   const terms = query.q?.terms ?? [];
   const indexed = indexedTerms(terms);
   return [...indexed, ...terms.filter((t) => !indexed.includes(t))];

@@ -163,8 +163,8 @@ export class MessageService {
   }
 
   /** The page of `limit` messages around a message (`around`). The query is one `scoped` answered. */
-  aroundPage(query: ListQuery, around: string, limit: number): Promise<AroundPage> {
-    return readAroundPage((q) => this.#deps.messages.list(q), query, around, limit);
+  aroundPage(query: ListQuery & { readonly limit: number }, around: string): Promise<AroundPage> {
+    return readAroundPage((q) => this.#deps.messages.list(q), query, around, query.limit);
   }
 
   /**

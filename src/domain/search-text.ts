@@ -6,9 +6,9 @@
 import { AppError, ErrorKinds } from '../errors.ts';
 
 export const MAX_Q_CODE_POINTS = 200;
-export const MAX_SEARCH_TERMS = 10;
+const MAX_SEARCH_TERMS = 10;
 /** Shorter terms cannot use a trigram index: they are allowed only beside a longer term or a room. */
-export const MIN_INDEXED_TERM = 3;
+const MIN_INDEXED_TERM = 3;
 
 /** A search as the stores see it: `text` as asked (for the next page's link), `terms` normalized. */
 export interface SearchQuery {

@@ -57,10 +57,10 @@ export const ListQuerystring = Type.Object(
 export type ListQuerystring = Static<typeof ListQuerystring>;
 
 /** What GET /api/messages asks: the list's query, and the message the page is centred on, if any. */
-export interface ListRequest {
-  readonly query: ListQuery;
-  readonly around?: string;
-}
+export type ListRequest =
+  | { readonly query: ListQuery; readonly around?: undefined }
+  /** A page around a message is one page: it always has a limit. */
+  | { readonly query: ListQuery & { readonly limit: number }; readonly around: string };
 
 export function toListRequest(qs: ListQuerystring): ListRequest {
   if (qs.around === undefined) return { query: toListQuery(qs) };
@@ -71,8 +71,8 @@ export function toListRequest(qs: ListQuerystring): ListRequest {
     });
   }
   // A page around a message is one page: never streamed.
-  const query = toListQuery({ ...qs, limit: qs.limit ?? AROUND_DEFAULT_LIMIT });
-  return { query, around: qs.around.toLowerCase() };
+  const limit = qs.limit ?? AROUND_DEFAULT_LIMIT;
+  return { query: { ...toListQuery(qs), limit }, around: qs.around.toLowerCase() };
 }
 
 function toListQuery(qs: ListQuerystring): ListQuery {

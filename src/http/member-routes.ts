@@ -18,6 +18,7 @@ import {
 } from './object-lists.ts';
 import { MembershipListSchema } from './list-bodies.ts';
 import { COMMON_PROBLEMS, problemResponses } from './responses.ts';
+import { RoomParams } from './room-routes.ts';
 
 export interface MemberRoutesOptions {
   readonly rooms: RoomService;
@@ -25,7 +26,6 @@ export interface MemberRoutesOptions {
 }
 
 const BASE = '/api/rooms/:name/members';
-const RoomParams = Type.Object({ name: RoomName });
 const MemberParams = Type.Object({ name: RoomName, subject: Subject });
 
 const MemberListQuerystring = Type.Object(

@@ -139,12 +139,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      const { query: asked, around } = toListRequest(request.query);
-      // Before any read: a client past its cap of streamed lists costs the store nothing.
-      if (asked.limit === undefined) reply.raw.once('close', streamedLists.take(request, reply));
-      const query = await service.scoped(asked, request.actor);
-      if (around !== undefined && query.limit !== undefined) {
-        const { page, next, prev } = await service.aroundPage(query, around, query.limit);
+      const asked = toListRequest(request.query);
+      if (asked.around !== undefined) {
+        const query = await service.scoped(asked.query, request.actor);
+        const { page, next, prev } = await service.aroundPage(query, asked.around);
         reply.header('event-seq', String(page.latestSeq));
         const links: string[] = [];
         if (next !== undefined) links.push(`<${nextPageUrl(BASE, query, next)}>; rel="next"`);
@@ -155,6 +153,11 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         if (links.length > 0) reply.header('link', links.join(', '));
         return reply.type(JSON_TYPE).send(`[${page.json}]` as unknown as Message[]);
       }
+      // Before any read: a client past its cap of streamed lists costs the store nothing.
+      if (asked.query.limit === undefined) {
+        reply.raw.once('close', streamedLists.take(request, reply));
+      }
+      const query = await service.scoped(asked.query, request.actor);
       if (query.limit !== undefined) {
         const page = await service.listPage({ ...query, limit: query.limit });
         reply.header('event-seq', String(page.latestSeq));

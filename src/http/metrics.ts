@@ -26,6 +26,7 @@ export interface Metrics {
 export function createMetrics(engine: string): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  const operationTimers = new Map<string, { observe(seconds: number): void }>();
   const storeOperations = new Histogram({
     name: 'store_operation_duration_seconds',
     help: 'Store operation latency (one operation of one concern, e.g. messages.create), by operation and engine',
@@ -35,8 +36,15 @@ export function createMetrics(engine: string): Metrics {
   });
   return {
     registry,
-    observeStoreOperation: (operation, seconds) =>
-      storeOperations.observe({ operation, engine }, seconds),
+    observeStoreOperation: (operation, seconds) => {
+      // One child per operation: labels are hashed once, not on every store call.
+      let child = operationTimers.get(operation);
+      if (child === undefined) {
+        child = storeOperations.labels(operation, engine);
+        operationTimers.set(operation, child);
+      }
+      child.observe(seconds);
+    },
   };
 }
 

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { readFileSync } from 'node:fs';
+import { VERSION as version } from '../version.ts';
 import { ErrorKinds } from '../errors.ts';
 import { docsContentSecurityPolicy } from './security.ts';
 import { MAX_JSON_DEPTH } from './json-body.ts';
@@ -21,11 +21,6 @@ import {
 const problemTable = Object.values(ErrorKinds)
   .map((k) => `| \`${k.type}\` | ${k.status} | ${k.title} |`)
   .join('\n');
-
-/** The package's version is the API's: both src/http and dist/http sit two levels below it. */
-const { version } = JSON.parse(
-  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-) as { version: string };
 
 interface OperationObject {
   readonly operationId?: string;

@@ -26,7 +26,7 @@ export interface PageOptions {
 }
 
 /** The module the page imports: fixed for the life of the process. */
-export function pageSettingsModule(options: PageOptions): string {
+function pageSettingsModule(options: PageOptions): string {
   const auth = { required: options.authRequired, devTokens: options.devTokens };
   return [
     '// What this service tells its chat page (src/http/page-routes.ts).',

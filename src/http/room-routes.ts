@@ -26,7 +26,7 @@ export interface RoomRoutesOptions {
 }
 
 const BASE = '/api/rooms';
-const RoomParams = Type.Object({ name: RoomName });
+export const RoomParams = Type.Object({ name: RoomName });
 const ETAG = header('The strong validator "<version>".');
 
 const RoomListQuerystring = Type.Object(

@@ -153,6 +153,12 @@ eachEngine('GET /api/messages?around=', (_engine, shared) => {
     const ids = (await seed(60, room)).map((m) => m.id);
     const got = await page(app, `/api/messages?room=${room}&around=${ids[30]}`);
     assert.deepEqual(got.ids, ids.slice(6, 56));
+    // One body of known length: a list without limit would be streamed in chunks.
+    const raw = await app.inject({ url: `/api/messages?room=${room}&around=${ids[30]}` });
+    assert.equal(raw.headers['transfer-encoding'], undefined);
+    assert.equal(Number(raw.headers['content-length']), Buffer.byteLength(raw.body));
+    const streamed = await app.inject({ url: `/api/messages?room=${room}` });
+    assert.equal(streamed.headers['transfer-encoding'], 'chunked');
     assert.equal(params(got.links.get('next')!).get('limit'), '50');
     assert.equal(params(got.links.get('prev')!).get('limit'), '50');
   });
