@@ -446,7 +446,7 @@ describe('list plans on SQLite', () => {
   // sorts those few rows); short terms alone walk the room's range.
   for (const { label, query } of searchShapes()) {
     it(`search: ${label}`, () => {
-      const { walk, index, plain } = searchStatements(listFilter(query));
+      const { walk, index, range, plain } = searchStatements(listFilter(query));
       const plan = (text: string) => {
         const values = Array.from({ length: text.split('?').length - 1 }, () => 'x');
         return (
@@ -470,6 +470,12 @@ describe('list plans on SQLite', () => {
       }
       const walked = plan(walk);
       assert.ok(!walked.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${walked.join(' | ')}`);
+      // The count of the walk's range (at most a budget of rows) walks a key, never the index.
+      const ranged = plan(range!);
+      assert.ok(
+        !ranged.some((d) => /TEMP B-TREE|message_search/.test(d)),
+        `the range count: ${ranged.join(' | ')}`,
+      );
       assert.match(walked.find((d) => /\bmessages\b/.test(d)) ?? '', keyWalk, walked.join(' | '));
       const indexed = plan(index);
       const text = indexed.join(' | ');

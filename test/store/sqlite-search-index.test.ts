@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { v7 as uuidv7 } from 'uuid';
 import { matchExpression } from '../../src/store/sqlite/search.ts';
+import { searchQuery } from '../../src/domain/search-text.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
 test('creates committed together are written to the trigram index once, as one segment, and are found', async (t) => {
@@ -52,4 +53,48 @@ test('creates committed together are written to the trigram index once, as one s
   } finally {
     check.close();
   }
+});
+
+test('a search whose walk read its whole range answers from the walk: the store-wide index is not asked', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'sqlite-search-range-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'range.db');
+  const store = new SqliteStore({ filename: file, synchronous: 'full' });
+  t.after(() => store.close());
+  await store.migrate();
+  const at = (i: number) => new Date(Date.UTC(2026, 10, 23, 10, 0, 0, i)).toISOString();
+  const small: string[] = [];
+  for (let i = 0; i < 30; i += 1) {
+    const id = uuidv7();
+    if (i % 6 === 0) small.push(id);
+    await store.messages.create({
+      id,
+      room: 'small',
+      author: 'ada',
+      content: i % 6 === 0 ? `a needle ${i}` : `hay ${i}`,
+      createdAt: at(i),
+    });
+  }
+  // The index no longer holds the small room's rows: only a walk can still find them.
+  const writer = new Database(file);
+  try {
+    writer
+      .prepare(
+        `DELETE FROM message_search WHERE rowid IN (SELECT search_rowid FROM messages WHERE room = 'small')`,
+      )
+      .run();
+  } finally {
+    writer.close();
+  }
+  const page = await store.messages.list({
+    room: 'small',
+    order: 'asc',
+    limit: 50,
+    q: searchQuery('needle', true),
+  });
+  assert.equal(page.count, small.length);
+  assert.deepEqual(
+    (JSON.parse(`[${page.json}]`) as { id: string }[]).map((m) => m.id),
+    small,
+  );
 });

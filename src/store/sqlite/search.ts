@@ -63,6 +63,8 @@ export interface SearchStatements {
   readonly walk: string | undefined;
   /** Index lookup, checked, ordered, cut; undefined when the plain list is used. */
   readonly index: string | undefined;
+  /** How many rows the walk's range holds, counted up to a budget; undefined as the walk. */
+  readonly range: string | undefined;
   /** The list's own statement with the terms checked per row (an id list, or short terms only). */
   readonly plain: string;
 }
@@ -71,7 +73,7 @@ export function searchStatements(filter: ListFilter): SearchStatements {
   const plain = listSql(filter);
   const search = filter.conditions.find((c) => c.kind === 'search');
   if (search === undefined || search.indexed === 0 || filter.walk === 'ids') {
-    return { walk: undefined, index: undefined, plain };
+    return { walk: undefined, index: undefined, range: undefined, plain };
   }
   const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
   const others = filter.conditions.filter((c) => c.kind !== 'search');
@@ -84,12 +86,14 @@ export function searchStatements(filter: ListFilter): SearchStatements {
         ON messages.search_rowid = message_search.rowid
       WHERE message_search MATCH ? AND ${whereSql(filter.conditions).slice(' WHERE '.length)}
       ORDER BY messages.id ${direction} LIMIT ?`;
-  return { walk, index, plain };
+  const range = `SELECT count(*) FROM (SELECT 1 FROM messages${whereSql(others)} LIMIT ?)`;
+  return { walk, index, range, plain };
 }
 
 interface Prepared {
   readonly walk: Statement | undefined;
   readonly index: Statement | undefined;
+  readonly range: Statement | undefined;
   readonly plain: Statement;
 }
 
@@ -106,7 +110,11 @@ export class SqliteSearch {
   rows(filter: ListFilter, query: ListQuery, count: number): string[] {
     const statements = this.#prepared(filter);
     const values = listValues(filter, query, { ids: JSON.stringify });
-    if (statements.walk === undefined || statements.index === undefined) {
+    if (
+      statements.walk === undefined ||
+      statements.index === undefined ||
+      statements.range === undefined
+    ) {
       return statements.plain.all(...values, count) as string[];
     }
     const search = filter.conditions.find((c) => c.kind === 'search')!;
@@ -116,6 +124,9 @@ export class SqliteSearch {
     const budget = Math.max(MIN_WALK_ROWS, count * WALK_ROWS_PER_ROW);
     const walked = statements.walk.all(...others, budget, ...terms, count) as string[];
     if (walked.length >= count) return walked;
+    // A range the walk read whole (a small room, narrow bounds) holds no other match: the
+    // index, which finds every match in the store before the range narrows them, is not asked.
+    if ((statements.range.get(...others, budget) as number) < budget) return walked;
     const match = matchExpression(terms.slice(0, search.indexed) as string[]);
     return statements.index.all(match, ...values, count) as string[];
   }
@@ -127,6 +138,7 @@ export class SqliteSearch {
       prepared = {
         walk: sql.walk === undefined ? undefined : this.#db.prepare(sql.walk).pluck(),
         index: sql.index === undefined ? undefined : this.#db.prepare(sql.index).pluck(),
+        range: sql.range === undefined ? undefined : this.#db.prepare(sql.range).pluck(),
         plain: this.#db.prepare(sql.plain).pluck(),
       };
       this.#statements.set(filter, prepared);
