@@ -1,5 +1,6 @@
 /** The goals of issue #5, each judged from the figures of one run. */
 import type { BenchResult, Goal, ScenarioResult, StreamsRun } from './bench-types.ts';
+import { median } from './paired-rounds.ts';
 
 interface Sizes {
   readonly small: number;
@@ -9,12 +10,6 @@ interface Sizes {
 
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
 
 /** Median over rounds of a's req/s divided by b's in the same round. */
 export function pairedRatio(a: ScenarioResult, b: ScenarioResult): number {

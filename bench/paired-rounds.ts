@@ -32,8 +32,6 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Runs a child to completion and returns the last JSON line it printed. */
-
 export interface Member {
   readonly id: string;
   readonly label: string;

@@ -24,6 +24,7 @@ import pg from 'pg';
 import { PostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { buildBaseline, type BaselineBuild } from './baseline-build.ts';
+import { pairedRatio } from './bench-goals.ts';
 import type { ScenarioResult } from './bench-types.ts';
 import { chatCorpus, wordNear } from './chat-text.ts';
 import { databaseCpuSeconds } from './pg-backend-cpu.ts';
@@ -33,13 +34,7 @@ import {
   sqliteMessageInserter,
   type SeedRow,
 } from './seed-data.ts';
-import {
-  median,
-  pairedRounds,
-  wrkMember,
-  type Member,
-  type RoundContext,
-} from './paired-rounds.ts';
+import { pairedRounds, wrkMember, type Member, type RoundContext } from './paired-rounds.ts';
 import type { Cores, ServerProcess } from './server-process.ts';
 
 export interface SearchBenchContext {
@@ -429,10 +424,7 @@ export async function searchGroup(ctx: SearchBenchContext): Promise<SearchBenchR
       const now = created.find((s) => s.id === `search-create:${store}-current`);
       const before = created.find((s) => s.id === `search-create:${store}-baseline`);
       if (now === undefined || before === undefined) continue;
-      // Median over rounds of the ratio taken in the same round.
-      const ratio = median(
-        now.samples.map((s, i) => s.requestsPerSecond / before.samples[i]!.requestsPerSecond),
-      );
+      const ratio = pairedRatio(now, before);
       notes.push(
         `search goal ${store} durable POST with the index: ${Math.round(now.summary.requestsPerSecond)} req/s ` +
           `against ${Math.round(before.summary.requestsPerSecond)} req/s before (${baseline?.commit}): ` +
