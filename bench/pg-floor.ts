@@ -42,6 +42,7 @@ async function once(): Promise<void> {
     createdAt,
     updatedAt: createdAt,
     version: 1,
+    replyTo: null,
   };
   await pool.query({
     name: 'create-message',

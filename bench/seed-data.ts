@@ -27,7 +27,7 @@ const WORDS =
 
 /** The JSON text the stores keep with each row (what a create would have written). */
 function bodyOf(row: SeedRow): string {
-  return messageJson({ ...row, updatedAt: row.createdAt, version: 1 });
+  return messageJson({ ...row, updatedAt: row.createdAt, version: 1, replyTo: null });
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * A list's filter, engine-neutral: the conditions every listed message meets
  * and the key the list walks, described once per query shape (which of room,
- * after, before and ids it has, and its order). Each engine renders a shape
+ * after, before, ids and replyTo it has, and its order). Each engine renders a shape
  * into its own SQL once, and takes a query's values from listValues.
  */
 import type { ListOrder, ListQuery } from './message.ts';
@@ -11,8 +11,17 @@ import { indexedTerms } from './search-text.ts';
 export type ListCondition =
   /** room = room, and after < id < before for the bounds the shape has: one range of the (room, id) key. */
   | { readonly kind: 'room-range'; readonly after: boolean; readonly before: boolean }
+  /** replyTo = replyTo, and after < id < before for the bounds the shape has: one range of the (replyTo, id) key. */
+  | { readonly kind: 'reply-range'; readonly after: boolean; readonly before: boolean }
+  /** replyTo = replyTo (beside an id list, which decides the rows). */
+  | { readonly kind: 'reply-to' }
   /** room = room (beside an id list, which decides the rows). */
   | { readonly kind: 'room' }
+  /**
+   * room = room, beside a thread's walk: never a key of its own (a thread lies
+   * in one room, so the room's key would only add rows to intersect and sort).
+   */
+  | { readonly kind: 'room-filter' }
   /** id > after */
   | { readonly kind: 'after' }
   /** id < before */
@@ -36,6 +45,8 @@ export type ListWalk =
   | 'id'
   /** One room's messages: its range of the (room, id) key, in order, up to the limit. */
   | 'room-id'
+  /** One message's direct replies: its range of the (replyTo, id) key, in order, up to the limit. */
+  | 'reply-id'
   /** The messages of an id list, each found by its key: at most MAX_LIST_IDS rows to order and cut. */
   | 'ids';
 
@@ -62,6 +73,7 @@ export function listFilter(query: ListQuery): ListFilter {
     (query.ids !== undefined ? 8 : 0) |
     (query.order === 'desc' ? 16 : 0) |
     (query.readableBy !== undefined ? 32 : 0) |
+    (query.replyTo !== undefined ? 1 << 15 : 0) |
     // A search's shape also says how many terms it has, and how many an index can serve.
     (query.q !== undefined ? 64 | (query.q.terms.length << 7) | (indexedCount(query) << 11) : 0);
   return (shapes[shape] ??= describe(query));
@@ -72,25 +84,31 @@ function describe(query: ListQuery): ListFilter {
   const after = query.after !== undefined;
   const before = query.before !== undefined;
   const ids = query.ids !== undefined;
+  const reply = query.replyTo !== undefined;
   const conditions: ListCondition[] = [];
-  if (room && !ids) conditions.push({ kind: 'room-range', after, before });
+  // The walk's own key range first: an id list's keys, a thread's range, a room's range.
+  if (!ids && reply) {
+    conditions.push({ kind: 'reply-range', after, before });
+    if (room) conditions.push({ kind: 'room-filter' });
+  } else if (!ids && room) conditions.push({ kind: 'room-range', after, before });
   else {
     if (room) conditions.push({ kind: 'room' });
     if (after) conditions.push({ kind: 'after' });
     if (before) conditions.push({ kind: 'before' });
   }
   if (ids) conditions.push({ kind: 'ids' });
+  if (ids && reply) conditions.push({ kind: 'reply-to' });
   const readable = query.readableBy !== undefined;
   if (readable) conditions.push({ kind: 'readable' });
   const terms = query.q?.terms.length ?? 0;
   const indexed = indexedCount(query);
   if (query.q !== undefined) conditions.push({ kind: 'search', terms, indexed });
   const search = query.q !== undefined ? `q${terms}.${indexed}` : '';
-  const letters = `${room ? 'r' : ''}${after ? 'a' : ''}${before ? 'b' : ''}${ids ? 'i' : ''}${readable ? 'p' : ''}${search}`;
+  const letters = `${room ? 'r' : ''}${after ? 'a' : ''}${before ? 'b' : ''}${ids ? 'i' : ''}${reply ? 't' : ''}${readable ? 'p' : ''}${search}`;
   return {
     name: `list-${letters}-${query.order}`,
     conditions,
-    walk: ids ? 'ids' : room ? 'room-id' : 'id',
+    walk: ids ? 'ids' : reply ? 'reply-id' : room ? 'room-id' : 'id',
     order: query.order,
     search: query.q !== undefined,
   };
@@ -135,7 +153,16 @@ export function listValues(
         if (condition.after) values.push(query.after);
         if (condition.before) values.push(query.before);
         break;
+      case 'reply-range':
+        values.push(query.replyTo);
+        if (condition.after) values.push(query.after);
+        if (condition.before) values.push(query.before);
+        break;
+      case 'reply-to':
+        values.push(query.replyTo);
+        break;
       case 'room':
+      case 'room-filter':
         values.push(query.room);
         break;
       case 'after':

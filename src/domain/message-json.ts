@@ -14,6 +14,7 @@ export function messageJson(m: Message): string {
     createdAt: m.createdAt,
     updatedAt: m.updatedAt,
     version: m.version,
+    replyTo: m.replyTo,
   });
 }
 

@@ -16,6 +16,7 @@ import {
   type UpdateMessageBody,
 } from './message.ts';
 import type { MessagePage, MessageStore, MessageText, WriteCheck } from './message-store.ts';
+import type { RevisionPage } from './revision.ts';
 import type { RoomGate } from './room-gate.ts';
 import { readableBy } from './room-service.ts';
 import {
@@ -65,6 +66,7 @@ export class MessageService {
         author,
         content: body.content,
         createdAt: this.#nowIso(),
+        replyTo: body.replyTo?.toLowerCase() ?? null,
       },
       held?.claim,
     );
@@ -115,11 +117,13 @@ export class MessageService {
         .compare('room', body.room, current.room)
         .compare('author', body.author, current.author)
         .compare('createdAt', body.createdAt, current.createdAt, sameInstant)
+        .compare('replyTo', body.replyTo, current.replyTo, sameId)
         .check();
       assertCurrent('message', current, body);
       assertPrecondition(current.version, precondition);
     };
-    const result = await this.#deps.messages.update(key, body.content, this.#nowIso(), check);
+    const edit = { content: body.content, now: this.#nowIso(), editedBy: actor?.subject ?? null };
+    const result = await this.#deps.messages.update(key, edit, check);
     if (result === undefined) throw notFound();
     if (result.changed) this.#deps.onChange();
     return result.message;
@@ -139,6 +143,28 @@ export class MessageService {
     if (deleted === undefined) throw notFound();
     this.#deps.onChange();
     return deleted;
+  }
+
+  /**
+   * A page of the message's versions, oldest first: at most `limit` after
+   * version `after`. A message the actor may not read is a 404, as by GET.
+   */
+  async revisions(
+    id: string,
+    page: { readonly after: number; readonly limit: number },
+    actor: Actor | null,
+  ): Promise<RevisionPage> {
+    if (!isWellFormedId(id)) throw notFound();
+    const found = await this.#deps.messages.revisions(id.toLowerCase(), page.after, page.limit);
+    if (found === undefined) throw notFound();
+    if (
+      actor !== null &&
+      !actor.admin &&
+      !(await this.#deps.gate.mayReadContent(found.room, actor))
+    ) {
+      throw notFound();
+    }
+    return found;
   }
 
   /**
@@ -208,6 +234,13 @@ export function authorRuleErrors(body: unknown, actor: Actor | null): FieldError
   }
   if (author === undefined || author === actor.subject) return [];
   return [{ pointer: '#/author', detail: "author must be left out or equal the token's subject" }];
+}
+
+/** Ids compare case-insensitively (null equals only null). */
+function sameId(a: unknown, b: unknown): boolean {
+  return typeof a === 'string' && typeof b === 'string'
+    ? a.toLowerCase() === b.toLowerCase()
+    : a === b;
 }
 
 function notFound(): AppError {

@@ -7,9 +7,19 @@
  */
 import type { IdempotencyClaim } from './idempotency-store.ts';
 import type { ListQuery, Message, NewMessage } from './message.ts';
+import type { RevisionPage } from './revision.ts';
 
 /** Decides, inside the write's transaction, whether the write may go on; throws an AppError if not. */
 export type WriteCheck = (current: Message) => void;
+
+/** An edit of a message's content. */
+export interface MessageEdit {
+  readonly content: string;
+  /** The edit's time: the new updatedAt. */
+  readonly now: string;
+  /** The subject that edits (the revision's editedBy); null with auth off. */
+  readonly editedBy: string | null;
+}
 
 export interface UpdateOutcome {
   readonly message: Message;
@@ -53,6 +63,9 @@ export interface MessageStore {
    * transaction: public, createdBy = the author, who becomes its owner (read
    * marker unset); the changes are room.created, member.added, then
    * message.created.
+   * A reply (replyTo not null) is stored only if the message it answers is
+   * stored and of the same room at that moment (assertReplyTarget, in the
+   * create's transaction: a concurrent delete of it waits or comes after).
    */
   create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message>;
 
@@ -64,18 +77,27 @@ export interface MessageStore {
 
   /**
    * Runs `check` on the current message and, if it passes and the content
-   * differs, stores the new content (version + 1, updatedAt = now) and appends
-   * the change, all in one transaction. Undefined if there is no such message.
+   * differs, stores the new content (version + 1, updatedAt = now), keeps the
+   * new version as a revision (and the version it replaces, when no revision
+   * of it is kept yet: see currentRevision) and appends the change, all in
+   * one transaction. Undefined if there is no such message.
    */
-  update(
-    id: string,
-    content: string,
-    now: string,
-    check: WriteCheck,
-  ): Promise<UpdateOutcome | undefined>;
+  update(id: string, edit: MessageEdit, check: WriteCheck): Promise<UpdateOutcome | undefined>;
 
-  /** Runs `check`, then deletes and appends the change, in one transaction. Returns the message as it was. */
+  /**
+   * Runs `check`, then deletes the message with its revisions and appends the
+   * change, in one transaction. Returns the message as it was.
+   */
   delete(id: string, check: WriteCheck): Promise<Message | undefined>;
+
+  /**
+   * At most `limit` of the message's versions after version `after`, oldest
+   * first, in one snapshot with the message; undefined when there is no such
+   * message. A message with no kept revision of its current version
+   * (never edited since revisions were kept) answers that version alone
+   * (currentRevision).
+   */
+  revisions(id: string, after: number, limit: number): Promise<RevisionPage | undefined>;
 
   /**
    * At most `limit` messages within the query's bounds, in the query's order

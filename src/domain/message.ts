@@ -75,6 +75,13 @@ export const Version = Type.Integer({
   description: '1 on create, +1 on every edit that changes content.',
 });
 
+/** The message a message answers: fixed at create, kept when that message is deleted. */
+export const ReplyTo = Type.Union([MessageId, Type.Null()], {
+  description:
+    'The id of the message this one answers (a message of the same room that existed when this one was created), or null. Fixed after create; it stays when that message is deleted.',
+  'x-rule': 'must be an id: 8-4-4-4-12 hex digits, or null',
+});
+
 export const MessageSchema = Type.Object(
   {
     id: MessageId,
@@ -84,6 +91,7 @@ export const MessageSchema = Type.Object(
     createdAt: Timestamp,
     updatedAt: Timestamp,
     version: Version,
+    replyTo: ReplyTo,
   },
   { $id: 'Message', additionalProperties: false, description: 'A chat message.' },
 );
@@ -94,6 +102,13 @@ export const CreateMessageBody = Type.Object(
     author: Type.Optional(Author),
     content: Content,
     room: Type.Optional(Room),
+    replyTo: Type.Optional(
+      Type.Union([MessageId, Type.Null()], {
+        description:
+          'The id (any case) of a message of the same room to answer; null or left out for none. A message that is not of this room (or not stored) is a 400.',
+        'x-rule': 'must be an id: 8-4-4-4-12 hex digits, or null',
+      }),
+    ),
   },
   {
     $id: 'CreateMessage',
@@ -113,12 +128,15 @@ export const UpdateMessageBody = Type.Object(
     createdAt: Type.Optional(Timestamp),
     updatedAt: Type.Optional(Timestamp),
     version: Type.Optional(Version),
+    replyTo: Type.Optional(
+      Type.Union([MessageId, Type.Null()], { description: 'Must equal the stored replyTo.' }),
+    ),
   },
   {
     $id: 'UpdateMessage',
     additionalProperties: false,
     description:
-      'The new `content`, optionally with the other fields as last read: `id`, `room`, `author`, `createdAt` must equal the stored ones (else 400); a `version` or `updatedAt` that is not current is a 409.',
+      'The new `content`, optionally with the other fields as last read: `id`, `room`, `author`, `createdAt`, `replyTo` must equal the stored ones (else 400); a `version` or `updatedAt` that is not current is a 409.',
   },
 );
 export type UpdateMessageBody = Static<typeof UpdateMessageBody>;
@@ -148,6 +166,8 @@ export interface ListQuery {
   readonly readableBy?: string;
   /** Only messages whose normalized content contains every term (search-text.ts). */
   readonly q?: SearchQuery;
+  /** Only the direct replies to this message (lowercase id). */
+  readonly replyTo?: string;
 }
 
 /** What a create needs besides what the client sent: the store writes exactly this. */
@@ -157,4 +177,6 @@ export interface NewMessage {
   readonly author: string;
   readonly content: string;
   readonly createdAt: string;
+  /** Lowercase; the store checks, in the create's transaction, that it is a message of the same room. Absent: null. */
+  readonly replyTo?: string | null;
 }

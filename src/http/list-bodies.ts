@@ -1,6 +1,7 @@
 /** The bodies of the list endpoints, named so that the document and generated clients call them by name. */
 import { Type } from '@sinclair/typebox';
 import { MessageSchema } from '../domain/message.ts';
+import { RevisionSchema } from '../domain/revision.ts';
 import { MembershipSchema, RoomSchema, UserRoomSchema } from '../domain/room.ts';
 
 export const MessageListSchema = Type.Array(MessageSchema, {
@@ -21,4 +22,9 @@ export const MembershipListSchema = Type.Array(MembershipSchema, {
 export const UserRoomListSchema = Type.Array(UserRoomSchema, {
   $id: 'UserRoomList',
   description: 'The rooms of a subject, latest activity first.',
+});
+
+export const RevisionListSchema = Type.Array(RevisionSchema, {
+  $id: 'RevisionList',
+  description: "A message's versions, oldest first.",
 });

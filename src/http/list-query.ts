@@ -42,6 +42,11 @@ export const ListQuerystring = Type.Object(
       description:
         'The page around this message (a jump to a quote or a search hit): the ⌈limit/2⌉ messages with id <= around nearest to it and the ⌊limit/2⌋ with id > around nearest to it, among those the other parameters select, in the requested order; `limit` defaults to 50. A well-formed id that is not stored works too. With `after` or `before` it is a 400. `Link` may carry rel="next" (on past the last message, same order) and rel="prev" (on past the first message, the other order).',
     }),
+    replyTo: Type.Optional({
+      ...MessageId,
+      description:
+        'Only the direct replies to this message (its thread), in id order like every list; it works after that message is deleted.',
+    }),
     q: Type.Optional(
       Type.String({
         minLength: 1,
@@ -83,6 +88,7 @@ function toListQuery(qs: ListQuerystring): ListQuery {
     ...(qs.after === undefined ? {} : { after: qs.after.toLowerCase() }),
     ...(qs.before === undefined ? {} : { before: qs.before.toLowerCase() }),
     ...(qs.id === undefined ? {} : { ids: [...new Set(qs.id.map((id) => id.toLowerCase()))] }),
+    ...(qs.replyTo === undefined ? {} : { replyTo: qs.replyTo.toLowerCase() }),
     // A 400 naming q for terms it cannot take: before any read, as every malformed parameter.
     ...(qs.q === undefined ? {} : { q: searchQuery(qs.q, qs.room !== undefined) }),
   };
@@ -102,6 +108,7 @@ export function nextPageUrl(basePath: string, query: ListQuery, last: string): s
   if (after !== undefined) params.set('after', after);
   if (before !== undefined) params.set('before', before);
   for (const id of query.ids ?? []) params.append('id', id);
+  if (query.replyTo !== undefined) params.set('replyTo', query.replyTo);
   if (query.q !== undefined) params.set('q', query.q.text);
   return `${basePath}?${params.toString()}`;
 }

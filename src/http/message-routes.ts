@@ -1,15 +1,17 @@
-/** The five message endpoints: a schema and a short handler each. Routes see the service, never a store. */
+/** The message endpoints: a schema and a short handler each. Routes see the service, never a store. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { MAX_KEPT_OUTCOME_BYTES, type IdempotencyService } from '../domain/idempotency.ts';
 import {
   CreateMessageBody,
+  MAX_PAGE_LIMIT,
   MessageSchema,
   UpdateMessageBody,
   type Message,
 } from '../domain/message.ts';
 import { authorRuleErrors, type MessageService } from '../domain/message-service.ts';
+import { DEFAULT_REVISION_LIMIT } from '../domain/revision.ts';
 import {
   etagOf,
   ifMatchPrecondition,
@@ -22,7 +24,7 @@ import { assertJsonContentType } from './json-body.ts';
 import { listStream } from './list-stream.ts';
 import { ListQuerystring, nextPageUrl, toListRequest } from './list-query.ts';
 import { withMoreFailures } from './problem.ts';
-import { MessageListSchema } from './list-bodies.ts';
+import { MessageListSchema, RevisionListSchema } from './list-bodies.ts';
 import { LIST_HEADERS } from './object-lists.ts';
 import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
 
@@ -40,6 +42,25 @@ const IdParams = Type.Object({
   id: Type.String({ description: 'The message id (any case); an id of any other shape is a 404.' }),
 });
 const ETAG = header('The strong validator "<version>".');
+const RevisionQuerystring = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_PAGE_LIMIT,
+        description: `At most this many versions (1-1000, default ${DEFAULT_REVISION_LIMIT}).`,
+      }),
+    ),
+    after: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: 'Only versions after this one (exclusive).',
+      }),
+    ),
+  },
+  { description: 'Unknown parameters are ignored.' },
+);
 const JSON_TYPE = 'application/json; charset=utf-8';
 const MESSAGE_LIST_HEADERS = {
   ...LIST_HEADERS,
@@ -65,7 +86,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         operationId: 'createMessage',
         summary: 'Create a message',
         description:
-          'Stores a new message and answers 201 with it, its Location and ETag. `room` defaults to `general`. With an `Idempotency-Key` (a quoted structured-field string means the same key), a retry with the same body replays the first answer (`Idempotent-Replayed: true`), a different body is a 422, and a retry while the first is in flight is a 409. Only 2xx and 4xx outcomes are kept (24 hours at least; an answer over ' +
+          "Stores a new message and answers 201 with it, its Location and ETag. `room` defaults to `general`. `replyTo` answers a message of the same room that is stored at that moment (else a 400 naming it, judged after the room's access rule). With an `Idempotency-Key` (a quoted structured-field string means the same key), a retry with the same body replays the first answer (`Idempotent-Replayed: true`), a different body is a 422, and a retry while the first is in flight is a 409. Only 2xx and 4xx outcomes are kept (24 hours at least; an answer over " +
           String(MAX_KEPT_OUTCOME_BYTES / 1024) +
           ' KiB is not kept, its key is freed, and problems stay far below that); after a 5xx the key is free again.',
         tags: ['messages'],
@@ -222,6 +243,41 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
     },
   );
 
+  app.get(
+    `${BASE}/:id/revisions`,
+    {
+      schema: {
+        operationId: 'listRevisions',
+        summary: "A message's versions, oldest first",
+        description:
+          'Version 1 is the content as created (`editedBy`: the author); each edit that changed the content added one, in the edit\'s own transaction (`editedBy`: the token\'s subject that made it, null with authentication off). A message edited before this service kept revisions answers from its current version on (`editedBy` null for that one). Paged by `after=<version>` and `limit`, with `Link: <...>; rel="next"` when more versions lie beyond. A 404 for a message that is not stored (deleted ones too) or that the caller may not read.',
+        tags: ['messages'],
+        params: IdParams,
+        querystring: RevisionQuerystring,
+        response: {
+          200: {
+            description: 'The versions, oldest first',
+            headers: { link: header('<...>; rel="next" when limit cut the page short (RFC 8288)') },
+            content: { 'application/json': { schema: RevisionListSchema } },
+          },
+          ...problemResponses(400, 404, ...COMMON_PROBLEMS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const limit = request.query.limit ?? DEFAULT_REVISION_LIMIT;
+      const after = request.query.after ?? 0;
+      const page = await service.revisions(request.params.id, { after, limit }, request.actor);
+      const last = page.revisions.at(-1);
+      if (page.more && last !== undefined) {
+        const id = encodeURIComponent(request.params.id.toLowerCase());
+        const next = `${BASE}/${id}/revisions?limit=${limit}&after=${last.version}`;
+        reply.header('link', `<${next}>; rel="next"`);
+      }
+      return reply.send([...page.revisions]);
+    },
+  );
+
   app.put(
     `${BASE}/:id`,
     {
@@ -229,7 +285,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         operationId: 'updateMessage',
         summary: "Edit a message's content",
         description:
-          'Only `content` can change. The body may carry the other fields as last read: `id`, `room`, `author`, `createdAt` that differ are a 400 naming them, a `version` or `updatedAt` that is not the current one is a 409. The same content again changes nothing (same version and updatedAt, no event). `If-Match` (a list or `*`, strong comparison) that does not match is a 412.',
+          'Only `content` can change. The body may carry the other fields as last read: `id`, `room`, `author`, `createdAt`, `replyTo` that differ are a 400 naming them, a `version` or `updatedAt` that is not the current one is a 409. The same content again changes nothing (same version and updatedAt, no event). `If-Match` (a list or `*`, strong comparison) that does not match is a 412.',
         tags: ['messages'],
         params: IdParams,
         headers: Type.Object({ 'if-match': Type.Optional(Type.String()) }),

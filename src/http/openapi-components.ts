@@ -23,10 +23,12 @@ import {
   ResetSchema,
   StreamEventSchema,
 } from './event-schemas.ts';
+import { RevisionSchema } from '../domain/revision.ts';
 import { HealthStatusSchema } from './health-routes.ts';
 import {
   MembershipListSchema,
   MessageListSchema,
+  RevisionListSchema,
   RoomListSchema,
   UserRoomListSchema,
 } from './list-bodies.ts';
@@ -37,6 +39,8 @@ const NAMED_SCHEMAS: readonly { readonly $id?: string }[] = [
   CreateMessageBody,
   UpdateMessageBody,
   MessageListSchema,
+  RevisionSchema,
+  RevisionListSchema,
   RoomSchema,
   PutRoomBody,
   RoomListSchema,

@@ -29,6 +29,7 @@ eachEngine('POST /api/messages', (engine, shared) => {
       'content',
       'createdAt',
       'id',
+      'replyTo',
       'room',
       'updatedAt',
       'version',
@@ -37,6 +38,7 @@ eachEngine('POST /api/messages', (engine, shared) => {
     assert.equal(message.content, 'hello');
     assert.equal(message.room, 'lobby');
     assert.equal(message.version, 1);
+    assert.equal(message.replyTo, null);
     assert.equal(response.headers.location, `/api/messages/${message.id}`);
     assert.equal(response.headers.etag, '"1"');
     assert.match(message.createdAt, UTC_MS);

@@ -13,6 +13,7 @@ const message = {
   createdAt: '2026-11-21T10:00:00.123Z',
   updatedAt: '2026-11-21T10:00:00.123Z',
   version: 1,
+  replyTo: null,
 };
 const problem = {
   type: '/problems/not-found',

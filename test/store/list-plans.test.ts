@@ -37,8 +37,12 @@ function idOf(i: number): string {
 }
 
 type Shape = ListQuery & { readonly limit: number };
-/** The index a shape walks: the primary key, the (room, id) key, or either (PostgreSQL only). */
-type Index = 'primary' | 'room' | 'either';
+/** The index a shape walks: the primary key, the (room, id) key, the (replyTo, id) key, or either of the first two. */
+type Index = 'primary' | 'room' | 'reply' | 'either';
+
+/** Every fifth message answers the first of its block of 500: threads of 100 replies. */
+const REPLY_EVERY = 5;
+const THREAD = 500;
 
 /** Every combination of room, order and bounds, and the id list with and without a room. */
 function shapes(): { label: string; query: Shape; index: Index }[] {
@@ -79,6 +83,21 @@ function baseShapes(): { label: string; query: Shape; index: Index }[] {
         query: { order, limit: 51, ids, ...(room === undefined ? {} : { room }) },
         index: 'primary',
       });
+      // A thread (in a room, or not): its range of the (replyTo, id) key, whatever else is asked.
+      for (const bounds of ['none', 'after', 'before', 'both'] as const) {
+        out.push({
+          label: `room=${room ?? '-'} order=${order} replyTo bounds=${bounds}`,
+          query: {
+            order,
+            limit: 51,
+            replyTo: idOf(20_000),
+            ...(room === undefined ? {} : { room }),
+            ...(bounds === 'after' || bounds === 'both' ? { after: idOf(20_100) } : {}),
+            ...(bounds === 'before' || bounds === 'both' ? { before: idOf(20_400) } : {}),
+          },
+          index: 'reply',
+        });
+      }
     }
   }
   return out;
@@ -114,13 +133,15 @@ describe('list plans on PostgreSQL', async () => {
     // one in every 3000th.
     await client.query(
       `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body,
-         search_text)
+         search_text, reply_to)
        SELECT ('01900000-0000-7000-8000-' || lpad(to_hex(i), 12, '0'))::uuid,
-              'room-' || (i % $2), 'ada', t, now(), now(), 1, '{}', t
+              'room-' || (i % $2), 'ada', t, now(), now(), 1, '{}', t,
+              CASE WHEN i % $3 = 1 THEN ('01900000-0000-7000-8000-'
+                || lpad(to_hex(i - i % $4), 12, '0'))::uuid END
        FROM (SELECT i, 'message ' || i || CASE WHEN i % 10 = 0 THEN ' common' ELSE '' END
                || CASE WHEN i % 3000 = 7 THEN ' zebrafish' ELSE '' END AS t
              FROM generate_series(0, $1 - 1) AS i) AS s`,
-      [ROWS, ROOMS],
+      [ROWS, ROOMS, REPLY_EVERY, THREAD],
     );
     // Rooms as the readable condition meets them: many, some private, a subject a member of
     // some (enough rows that a planner would rather scan them than look each up, if it could).
@@ -326,6 +347,7 @@ function assertWalksIndex(nodes: PlanNode[], index: Index): void {
   const expected = {
     primary: ['messages_pkey'],
     room: ['messages_room_id'],
+    reply: ['messages_reply_to_id'],
     either: ['messages_pkey', 'messages_room_id'],
   }[index];
   assert.ok(scans.length > 0, `no scan of messages in ${types.join(' > ')}`);
@@ -349,7 +371,7 @@ describe('list plans on SQLite', () => {
     sqlite = new Database(db.url.slice('sqlite:'.length));
     const insert = sqlite.prepare(
       `INSERT INTO messages (id, room, author, content, created_at, updated_at, version,
-         search_text, search_rowid) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)`,
+         search_text, search_rowid, reply_to) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
     );
     const now = new Date().toISOString();
     // Rooms as the readable condition meets them: some private, a subject a member of some.
@@ -364,7 +386,8 @@ describe('list plans on SQLite', () => {
     sqlite.transaction(() => {
       for (let i = 0; i < ROWS; i++) {
         const text = `m ${i}${i % 10 === 0 ? ' common' : ''}`;
-        insert.run(idOf(i), `room-${i % ROOMS}`, 'ada', text, now, now, text, i + 1);
+        const replyTo = i % REPLY_EVERY === 1 ? idOf(i - (i % THREAD)) : null;
+        insert.run(idOf(i), `room-${i % ROOMS}`, 'ada', text, now, now, text, i + 1, replyTo);
         index.run(i + 1, text);
       }
       for (let i = 0; i < ROOMS * 100; i++)
@@ -435,7 +458,9 @@ describe('list plans on SQLite', () => {
           ? /^SEARCH messages USING PRIMARY KEY|^SCAN messages$/
           : index === 'either'
             ? /^SEARCH messages USING (PRIMARY KEY|(COVERING )?INDEX messages_room_id)/
-            : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/,
+            : index === 'reply'
+              ? /^SEARCH messages USING INDEX messages_reply_to_id \(reply_to=\?/
+              : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/,
         text,
       );
     });

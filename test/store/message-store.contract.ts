@@ -69,7 +69,12 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
       test('create returns the stored message: version 1, updatedAt = createdAt', async (store) => {
         const input = newMessage({ room: 'r.1_x-Y', content: 'hé 👋\r\n\ttab' });
         const created = await store.messages.create(input);
-        assert.deepEqual(created, { ...input, updatedAt: input.createdAt, version: 1 });
+        assert.deepEqual(created, {
+          ...input,
+          updatedAt: input.createdAt,
+          version: 1,
+          replyTo: null,
+        });
         assert.deepEqual(await store.messages.get(input.id), created);
       });
 
@@ -86,7 +91,11 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
           version: 1,
           room: created.room,
         });
-        const edited = (await store.messages.update(input.id, 'new "text"', nextTime(), () => {}))!;
+        const edited = (await store.messages.update(
+          input.id,
+          { content: 'new "text"', now: nextTime(), editedBy: null },
+          () => {},
+        ))!;
         assert.deepEqual(await store.messages.getText(input.id), {
           json: messageJson(edited.message),
           version: 2,
@@ -128,7 +137,11 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
       test('stores new content: version + 1, updatedAt = now, other fields kept', async (store) => {
         const created = await store.messages.create(newMessage());
         const now = nextTime();
-        const result = await store.messages.update(created.id, 'edited', now, noCheck);
+        const result = await store.messages.update(
+          created.id,
+          { content: 'edited', now: now, editedBy: null },
+          noCheck,
+        );
         const expected: Message = { ...created, content: 'edited', updatedAt: now, version: 2 };
         assert.deepEqual(result, { message: expected, changed: true });
         assert.deepEqual(await store.messages.get(created.id), expected);
@@ -146,8 +159,16 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
           }
         };
         const results = await Promise.allSettled([
-          store.messages.update(created.id, 'first', nextTime(), onlyFromVersion1),
-          store.messages.update(created.id, 'second', nextTime(), onlyFromVersion1),
+          store.messages.update(
+            created.id,
+            { content: 'first', now: nextTime(), editedBy: null },
+            onlyFromVersion1,
+          ),
+          store.messages.update(
+            created.id,
+            { content: 'second', now: nextTime(), editedBy: null },
+            onlyFromVersion1,
+          ),
         ]);
         const fulfilled = results.filter((r) => r.status === 'fulfilled');
         const rejected = results.filter((r) => r.status === 'rejected');
@@ -167,9 +188,13 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
         const created = await store.messages.create(newMessage());
         const refusal = new AppError(ErrorKinds.forbidden, 'no');
         await assert.rejects(
-          store.messages.update(created.id, 'edited', nextTime(), () => {
-            throw refusal;
-          }),
+          store.messages.update(
+            created.id,
+            { content: 'edited', now: nextTime(), editedBy: null },
+            () => {
+              throw refusal;
+            },
+          ),
           (error) => error === refusal,
         );
         assert.deepEqual(await store.messages.get(created.id), created);
@@ -180,9 +205,13 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
         const created = await store.messages.create(newMessage({ content: 'same' }));
         const before = await store.changes.bounds();
         let checked = 0;
-        const result = await store.messages.update(created.id, 'same', nextTime(), () => {
-          checked += 1;
-        });
+        const result = await store.messages.update(
+          created.id,
+          { content: 'same', now: nextTime(), editedBy: null },
+          () => {
+            checked += 1;
+          },
+        );
         assert.deepEqual(result, { message: created, changed: false });
         assert.equal(checked, 1, 'the check still runs (403/409/412 apply to a no-op edit)');
         assert.deepEqual(await store.messages.get(created.id), created);
@@ -192,9 +221,13 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
 
       test('an unknown id is undefined and the check never runs', async (store) => {
         let checked = false;
-        const result = await store.messages.update(uuidv7(), 'x', nextTime(), () => {
-          checked = true;
-        });
+        const result = await store.messages.update(
+          uuidv7(),
+          { content: 'x', now: nextTime(), editedBy: null },
+          () => {
+            checked = true;
+          },
+        );
         assert.equal(result, undefined);
         assert.equal(checked, false);
         assert.equal((await store.changes.bounds()).latest, 0);
@@ -204,14 +237,21 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
     describe('delete', () => {
       test('returns the message as it was, then it is gone', async (store) => {
         const created = await store.messages.create(newMessage());
-        const edited = (await store.messages.update(created.id, 'edited', nextTime(), noCheck))!
-          .message;
+        const edited = (await store.messages.update(
+          created.id,
+          { content: 'edited', now: nextTime(), editedBy: null },
+          noCheck,
+        ))!.message;
         const deleted = await store.messages.delete(created.id, noCheck);
         assert.deepEqual(deleted, edited);
         assert.equal(await store.messages.get(created.id), undefined);
         assert.equal(await store.messages.delete(created.id, noCheck), undefined);
         assert.equal(
-          await store.messages.update(created.id, 'again', nextTime(), noCheck),
+          await store.messages.update(
+            created.id,
+            { content: 'again', now: nextTime(), editedBy: null },
+            noCheck,
+          ),
           undefined,
         );
         assert.deepEqual(await listed(store, { order: 'asc', limit: 10 }), []);
@@ -235,6 +275,114 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
       test('an unknown id is undefined, with no change', async (store) => {
         assert.equal(await store.messages.delete(uuidv7(), noCheck), undefined);
         assert.equal((await store.changes.bounds()).latest, 0);
+      });
+    });
+
+    describe('replies and revisions', () => {
+      test('a reply is stored only to a stored message of its room, judged in the create', async (store) => {
+        const parent = await store.messages.create(newMessage({ room: 'a' }));
+        const reply = await store.messages.create(newMessage({ room: 'a', replyTo: parent.id }));
+        assert.equal(reply.replyTo, parent.id);
+        assert.equal((await store.messages.get(reply.id))?.replyTo, parent.id);
+        const refused = (draft: NewMessage) =>
+          assert.rejects(
+            store.messages.create(draft),
+            (error) => isAppError(error) && error.status === 400 && error.errors?.[0] !== undefined,
+          );
+        await refused(newMessage({ room: 'b', replyTo: parent.id }));
+        await refused(newMessage({ room: 'a', replyTo: uuidv7() }));
+        await store.messages.delete(parent.id, noCheck);
+        await refused(newMessage({ room: 'a', replyTo: parent.id }));
+        // Nothing of the refused ones: no message, no change, no room b.
+        assert.deepEqual(
+          (await listed(store, { order: 'asc', limit: 10 })).map((m) => m.id),
+          [reply.id],
+        );
+        assert.equal(await store.rooms.get('b'), undefined);
+        assert.deepEqual(
+          messageChanges(await store.changes.since(0, 100)).map((c) => c.kind),
+          ['message.created', 'message.created', 'message.deleted'],
+        );
+        // The thread outlives its parent.
+        assert.deepEqual(
+          (await listed(store, { order: 'asc', limit: 10, replyTo: parent.id })).map((m) => m.id),
+          [reply.id],
+        );
+      });
+
+      test('creates in one group commit: a bad reply fails alone', async (store) => {
+        const parent = await store.messages.create(newMessage({ room: 'a' }));
+        const results = await Promise.allSettled([
+          store.messages.create(newMessage({ room: 'a', replyTo: parent.id })),
+          store.messages.create(newMessage({ room: 'a', replyTo: uuidv7() })),
+          store.messages.create(newMessage({ room: 'a' })),
+          store.messages.create(newMessage({ room: 'b', replyTo: parent.id })),
+        ]);
+        assert.deepEqual(
+          results.map((r) => r.status),
+          ['fulfilled', 'rejected', 'fulfilled', 'rejected'],
+        );
+        assert.equal((await listed(store, { order: 'asc', limit: 10 })).length, 3);
+      });
+
+      test('an edit keeps the version it replaces and its own, in its transaction; a delete takes them', async (store) => {
+        const draft = newMessage({ author: 'ada', content: 'one' });
+        const created = await store.messages.create(draft);
+        const page = (after = 0, limit = 10) => store.messages.revisions(created.id, after, limit);
+        assert.deepEqual(await page(), {
+          room: 'general',
+          revisions: [
+            { version: 1, content: 'one', updatedAt: created.createdAt, editedBy: 'ada' },
+          ],
+          more: false,
+        });
+        const t2 = nextTime();
+        await store.messages.update(
+          created.id,
+          { content: 'two', now: t2, editedBy: 'bob' },
+          noCheck,
+        );
+        // A refused edit keeps nothing.
+        await assert.rejects(
+          store.messages.update(
+            created.id,
+            { content: 'x', now: nextTime(), editedBy: 'eve' },
+            () => {
+              throw new AppError(ErrorKinds.forbidden, 'no');
+            },
+          ),
+        );
+        await store.messages.update(
+          created.id,
+          { content: 'two', now: nextTime(), editedBy: 'eve' },
+          noCheck,
+        );
+        const t3 = nextTime();
+        await store.messages.update(
+          created.id,
+          { content: 'three', now: t3, editedBy: null },
+          noCheck,
+        );
+        assert.deepEqual((await page())?.revisions, [
+          { version: 1, content: 'one', updatedAt: created.createdAt, editedBy: 'ada' },
+          { version: 2, content: 'two', updatedAt: t2, editedBy: 'bob' },
+          { version: 3, content: 'three', updatedAt: t3, editedBy: null },
+        ]);
+        assert.deepEqual(await page(1, 1), {
+          room: 'general',
+          revisions: [{ version: 2, content: 'two', updatedAt: t2, editedBy: 'bob' }],
+          more: true,
+        });
+        assert.equal((await page(2, 1))?.more, false);
+        assert.deepEqual((await page(3))?.revisions, []);
+
+        await store.messages.delete(created.id, noCheck);
+        assert.equal(await page(), undefined);
+        // The same id stored again (as only a store can) has no version of the old one left.
+        await store.messages.create({ ...draft, content: 'anew' });
+        assert.deepEqual((await page())?.revisions, [
+          { version: 1, content: 'anew', updatedAt: draft.createdAt, editedBy: 'ada' },
+        ]);
       });
     });
 
@@ -345,8 +493,7 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
           created.push(await store.messages.create(newMessage({ content })));
         const edited = (await store.messages.update(
           created[1]!.id,
-          'edited \t "x"',
-          nextTime(),
+          { content: 'edited \t "x"', now: nextTime(), editedBy: null },
           noCheck,
         ))!;
         created[1] = edited.message;
@@ -441,9 +588,16 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
 
       test('one change per write, seq strictly increasing, carrying the message', async (store) => {
         const created = await store.messages.create(newMessage());
-        const updated = (await store.messages.update(created.id, 'v2', nextTime(), noCheck))!
-          .message;
-        await store.messages.update(created.id, 'v2', nextTime(), noCheck); // no-op: no change
+        const updated = (await store.messages.update(
+          created.id,
+          { content: 'v2', now: nextTime(), editedBy: null },
+          noCheck,
+        ))!.message;
+        await store.messages.update(
+          created.id,
+          { content: 'v2', now: nextTime(), editedBy: null },
+          noCheck,
+        ); // no-op: no change
         const deleted = (await store.messages.delete(created.id, noCheck))!;
         const other = await store.messages.create(newMessage({ room: 'other' }));
         const changes = messageChanges(await store.changes.since(0, 100));
@@ -478,9 +632,13 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
       test('a rolled-back write leaves no change and no gap in what readers see', async (store) => {
         const created = await store.messages.create(newMessage());
         await assert.rejects(
-          store.messages.update(created.id, 'x', nextTime(), () => {
-            throw new AppError(ErrorKinds.forbidden, 'no');
-          }),
+          store.messages.update(
+            created.id,
+            { content: 'x', now: nextTime(), editedBy: null },
+            () => {
+              throw new AppError(ErrorKinds.forbidden, 'no');
+            },
+          ),
         );
         const changes = await store.changes.since(0, 10);
         assert.deepEqual(

@@ -55,6 +55,7 @@ test('a version 3 schema with messages migrates to the latest, with their JSON s
     createdAt: new Date(Date.UTC(2026, 10, 21, 10, 0, 0, i)).toISOString(),
     updatedAt: new Date(Date.UTC(2026, 10, 21, 10, 0, 1, i * 7)).toISOString(),
     version: 1 + (i % 3),
+    replyTo: null,
   }));
   try {
     await schemaAtVersion(client, schema, 3);
@@ -96,7 +97,14 @@ test('a version 4 schema with messages and changes migrates to rooms: backfilled
     { room: 'odd', author: 'bob', createdAt: at(100) },
     { room: 'B-side', author: 'ada', createdAt: at(300) },
     { room: 'even', author: 'ada', createdAt: at(400) },
-  ].map((m, i) => ({ ...m, id: uuidv7(), content: `m${i}`, updatedAt: m.createdAt, version: 1 }));
+  ].map((m, i) => ({
+    ...m,
+    id: uuidv7(),
+    content: `m${i}`,
+    updatedAt: m.createdAt,
+    version: 1,
+    replyTo: null,
+  }));
 
   const client = new pg.Client({ connectionString: PG_BASE_URL });
   await client.connect();
@@ -244,6 +252,7 @@ test('a version 6 schema whose messages have no search_text yet is filled by the
       createdAt: at(i),
       updatedAt: at(i),
       version: 1,
+      replyTo: null,
     }),
   );
 

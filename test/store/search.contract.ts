@@ -199,8 +199,7 @@ export function searchContract(engine: Engine): void {
       assert.deepEqual(await found(store, 'old'), [a!.id, b!.id]);
       const edited = await store.messages.update(
         a!.id,
-        'brand NEW words',
-        nextTime(),
+        { content: 'brand NEW words', now: nextTime(), editedBy: null },
         () => undefined,
       );
       assert.equal(edited?.changed, true);
@@ -211,9 +210,13 @@ export function searchContract(engine: Engine): void {
       assert.deepEqual(await found(store, 'times'), []);
       // A refused edit keeps the indexed text as it was.
       await assert.rejects(
-        store.messages.update(a!.id, 'changed again', nextTime(), () => {
-          throw new Error('refused');
-        }),
+        store.messages.update(
+          a!.id,
+          { content: 'changed again', now: nextTime(), editedBy: null },
+          () => {
+            throw new Error('refused');
+          },
+        ),
         /refused/,
       );
       assert.deepEqual(await found(store, 'new'), [a!.id]);
@@ -230,7 +233,12 @@ export function searchContract(engine: Engine): void {
         return newMessage(words.join(' '), { room: i % 2 === 0 ? 'even' : 'odd' });
       });
       await Promise.all(drafts.map((m) => store.messages.create(m)));
-      const messages = drafts.map((m) => ({ ...m, updatedAt: m.createdAt, version: 1 }));
+      const messages = drafts.map((m) => ({
+        ...m,
+        updatedAt: m.createdAt,
+        version: 1,
+        replyTo: null,
+      }));
       const rare = expected(messages, 'zebrafish');
       assert.equal(rare.length, 3);
       assert.deepEqual(

@@ -31,6 +31,7 @@ test('a version 1 database with messages migrates to the latest schema, keeping 
     createdAt: new Date(Date.UTC(2026, 10, 21, 10, 0, 0, i)).toISOString(),
     updatedAt: new Date(Date.UTC(2026, 10, 21, 10, 0, 1, i)).toISOString(),
     version: 1 + (i % 3),
+    replyTo: null,
   }));
   const insert = old.prepare(
     'INSERT INTO messages (id, room, author, content, created_at, updated_at, version) VALUES (?, ?, ?, ?, ?, ?, ?)',

@@ -6,6 +6,7 @@ import { searchQuery, searchText } from '../../src/domain/search-text.ts';
 import type { Store } from '../../src/domain/store.ts';
 
 /**
+ * Call last: it edits one of the messages.
  * Every message kept, listed as messageJson's bytes (the JSON the upgrade
  * stored with each row) in both orders and by room, and read back whole.
  */
@@ -31,6 +32,42 @@ export async function assertUpgradedMessages(store: Store, messages: readonly Me
   });
   await assertUpgradedSearch(store, messages);
   await assertUpgradedRooms(store, messages);
+  await assertUpgradedRevisions(store, messages);
+}
+
+/**
+ * Each message kept answers its current version as its only revision (made
+ * by its author at version 1; by no one recorded if it had been edited); the
+ * first edit after the upgrade keeps that version and adds its own.
+ */
+async function assertUpgradedRevisions(store: Store, messages: readonly Message[]) {
+  for (const m of messages) {
+    assert.deepEqual(await store.messages.revisions(m.id, 0, 10), {
+      room: m.room,
+      revisions: [
+        {
+          version: m.version,
+          content: m.content,
+          updatedAt: m.updatedAt,
+          editedBy: m.version === 1 ? m.author : null,
+        },
+      ],
+      more: false,
+    });
+  }
+  const edited = messages.find((m) => m.version > 1);
+  assert.ok(edited, 'an upgraded message edited before the upgrade');
+  const now = '2030-01-01T00:00:00.000Z';
+  await store.messages.update(edited.id, { content: 'after', now, editedBy: 'eve' }, () => {});
+  assert.deepEqual((await store.messages.revisions(edited.id, 0, 10))?.revisions, [
+    {
+      version: edited.version,
+      content: edited.content,
+      updatedAt: edited.updatedAt,
+      editedBy: null,
+    },
+    { version: edited.version + 1, content: 'after', updatedAt: now, editedBy: 'eve' },
+  ]);
 }
 
 /** The upgrade indexed every message it kept: a search finds them as the rule says. */

@@ -17,6 +17,7 @@ const message = (id: string, content: string): Message => ({
   createdAt: '2026-11-21T10:00:00.000Z',
   updatedAt: '2026-11-21T10:00:00.000Z',
   version: 1,
+  replyTo: null,
 });
 
 test('the last id and the page without its last message, whatever the content says', () => {

@@ -99,7 +99,7 @@ export interface paths {
         put?: never;
         /**
          * Create a message
-         * @description Stores a new message and answers 201 with it, its Location and ETag. `room` defaults to `general`. With an `Idempotency-Key` (a quoted structured-field string means the same key), a retry with the same body replays the first answer (`Idempotent-Replayed: true`), a different body is a 422, and a retry while the first is in flight is a 409. Only 2xx and 4xx outcomes are kept (24 hours at least; an answer over 16 KiB is not kept, its key is freed, and problems stay far below that); after a 5xx the key is free again.
+         * @description Stores a new message and answers 201 with it, its Location and ETag. `room` defaults to `general`. `replyTo` answers a message of the same room that is stored at that moment (else a 400 naming it, judged after the room's access rule). With an `Idempotency-Key` (a quoted structured-field string means the same key), a retry with the same body replays the first answer (`Idempotent-Replayed: true`), a different body is a 422, and a retry while the first is in flight is a 409. Only 2xx and 4xx outcomes are kept (24 hours at least; an answer over 16 KiB is not kept, its key is freed, and problems stay far below that); after a 5xx the key is free again.
          */
         post: operations["createMessage"];
         delete?: never;
@@ -122,7 +122,7 @@ export interface paths {
         get: operations["getMessage"];
         /**
          * Edit a message's content
-         * @description Only `content` can change. The body may carry the other fields as last read: `id`, `room`, `author`, `createdAt` that differ are a 400 naming them, a `version` or `updatedAt` that is not the current one is a 409. The same content again changes nothing (same version and updatedAt, no event). `If-Match` (a list or `*`, strong comparison) that does not match is a 412.
+         * @description Only `content` can change. The body may carry the other fields as last read: `id`, `room`, `author`, `createdAt`, `replyTo` that differ are a 400 naming them, a `version` or `updatedAt` that is not the current one is a 409. The same content again changes nothing (same version and updatedAt, no event). `If-Match` (a list or `*`, strong comparison) that does not match is a 412.
          */
         put: operations["updateMessage"];
         post?: never;
@@ -131,6 +131,26 @@ export interface paths {
          * @description Answers with the message as it was when deleted; afterwards GET, PUT and DELETE of the id are 404. `If-Match` applies as for PUT.
          */
         delete: operations["deleteMessage"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/messages/{id}/revisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A message's versions, oldest first
+         * @description Version 1 is the content as created (`editedBy`: the author); each edit that changed the content added one, in the edit's own transaction (`editedBy`: the token's subject that made it, null with authentication off). A message edited before this service kept revisions answers from its current version on (`editedBy` null for that one). Paged by `after=<version>` and `limit`, with `Link: <...>; rel="next"` when more versions lie beyond. A 404 for a message that is not stored (deleted ones too) or that the caller may not read.
+         */
+        get: operations["listRevisions"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -360,6 +380,8 @@ export interface components {
             updatedAt: string;
             /** @description 1 on create, +1 on every edit that changes content. */
             version: number;
+            /** @description The id of the message this one answers (a message of the same room that existed when this one was created), or null. Fixed after create; it stays when that message is deleted. */
+            replyTo: string | null;
         };
         /**
          * CreateMessage
@@ -381,10 +403,12 @@ export interface components {
              * @example general
              */
             room?: string;
+            /** @description The id (any case) of a message of the same room to answer; null or left out for none. A message that is not of this room (or not stored) is a 400. */
+            replyTo?: string | null;
         };
         /**
          * UpdateMessage
-         * @description The new `content`, optionally with the other fields as last read: `id`, `room`, `author`, `createdAt` must equal the stored ones (else 400); a `version` or `updatedAt` that is not current is a 409.
+         * @description The new `content`, optionally with the other fields as last read: `id`, `room`, `author`, `createdAt`, `replyTo` must equal the stored ones (else 400); a `version` or `updatedAt` that is not current is a 409.
          */
         UpdateMessage: {
             /**
@@ -418,12 +442,40 @@ export interface components {
             updatedAt?: string;
             /** @description 1 on create, +1 on every edit that changes content. */
             version?: number;
+            /** @description Must equal the stored replyTo. */
+            replyTo?: string | null;
         };
         /**
          * MessageList
          * @description Messages in the requested order.
          */
         MessageList: components["schemas"]["Message"][];
+        /**
+         * Revision
+         * @description One version of a message.
+         */
+        Revision: {
+            /** @description 1 on create, +1 on every edit that changes content. */
+            version: number;
+            /**
+             * @description 1-4000 code points, not blank, no control characters other than tab, LF and CR. Stored and returned exactly as sent.
+             * @example Hello, world
+             */
+            content: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time with millisecond precision.
+             * @example 2026-11-21T10:00:00.123Z
+             */
+            updatedAt: string;
+            /** @description Who made this version: the author for version 1; for an edit, the token's subject that made it (an admin may edit), null for an edit made with authentication off or before revisions were kept. */
+            editedBy: string | null;
+        };
+        /**
+         * RevisionList
+         * @description A message's versions, oldest first.
+         */
+        RevisionList: components["schemas"]["Revision"][];
         /**
          * Room
          * @description A chat room.
@@ -1057,6 +1109,11 @@ export interface operations {
                  * @example 019a2b3c-4d5e-7f00-8a1b-2c3d4e5f6a7b
                  */
                 around?: string;
+                /**
+                 * @description Only the direct replies to this message (its thread), in id order like every list; it works after that message is deleted.
+                 * @example 019a2b3c-4d5e-7f00-8a1b-2c3d4e5f6a7b
+                 */
+                replyTo?: string;
                 /**
                  * @description Search: only messages whose content contains every term. `q` (1-200 code points) is NFKC-normalized and lowercased (as JavaScript toLowerCase()), then split on White_Space into 1-10 terms; a message matches when each term is a substring of its content normalized the same way. A term under 3 code points needs another of 3 or more, or `room`.
                  * @example deploy friday
@@ -1814,6 +1871,121 @@ export interface operations {
                     "Cache-Control": components["headers"]["Cache-Control"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listRevisions: {
+        parameters: {
+            query?: {
+                /** @description At most this many versions (1-1000, default 100). */
+                limit?: number;
+                /** @description Only versions after this one (exclusive). */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The message id (any case); an id of any other shape is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions, oldest first */
+            200: {
+                headers: {
+                    /** @description <...>; rel="next" when limit cut the page short (RFC 8288) */
+                    link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionList"];
+                };
+            };
+            /** @description Malformed body, header or parameter; a failed field rule; an unknown field; or a fixed field that differs */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {

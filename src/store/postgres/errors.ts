@@ -1,6 +1,7 @@
 /** Turns node-postgres errors into catalogued errors before they leave the engine folder. */
 import { isAppError } from '../../errors.ts';
 import { claimLost } from '../../domain/idempotency.ts';
+import { replyTargetError } from '../../domain/message-writes.ts';
 import { storeFull, storeUnavailable } from '../../domain/store-errors.ts';
 
 const UNAVAILABLE_CODES = new Set([
@@ -43,11 +44,15 @@ export function isConnectionLost(error: unknown): boolean {
 /** Raised by create_messages() when a create's Idempotency-Key claim was freed or taken over. */
 export const CLAIM_LOST = 'MS001';
 
+/** Raised by create_messages() when a reply's message is not a stored message of its room. */
+export const REPLY_TARGET = 'MS002';
+
 export function toStoreError(error: unknown): unknown {
   if (isAppError(error) || !(error instanceof Error)) return error;
   const code = (error as { code?: unknown }).code;
   // Nothing was stored; the retry (which freed or took over the claim) decides.
   if (code === CLAIM_LOST) return claimLost(error);
+  if (code === REPLY_TARGET) return replyTargetError(error);
   if (code === '53100') return storeFull(error);
   if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) {
     return storeUnavailable(error);

@@ -9,12 +9,19 @@ import {
   withoutLastMessage,
 } from '../../domain/message-json.ts';
 import type {
+  MessageEdit,
   MessagePage,
   MessageStore,
   MessageText,
   WriteCheck,
 } from '../../domain/message-store.ts';
 import { createdMessage, updateOutcome } from '../../domain/message-writes.ts';
+import {
+  editRevisions,
+  revisionPage,
+  type Revision,
+  type RevisionPage,
+} from '../../domain/revision.ts';
 import { searchText } from '../../domain/search-text.ts';
 import { memberAdded, roomCreated } from '../../domain/room-changes.ts';
 import type { Membership, Room } from '../../domain/room.ts';
@@ -27,6 +34,7 @@ import {
   MESSAGE_COLUMNS,
   searchStatement,
 } from './list-sql.ts';
+import { iso } from './room-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import { PageBatcher, type PageRow } from './page-batcher.ts';
 import { ReadBatcher } from './read-batcher.ts';
@@ -53,8 +61,9 @@ export class PostgresMessages implements MessageStore {
       session.query(
         name,
         `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
-           $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[])`,
-        Array.from({ length: 12 }, (_, column) => rows.map((row) => row[column])),
+           $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
+           $13::uuid[])`,
+        Array.from({ length: 13 }, (_, column) => rows.map((row) => row[column])),
       );
     this.#creates = new CreateBatcher({
       batching,
@@ -121,6 +130,7 @@ export class PostgresMessages implements MessageStore {
         claim?.key ?? null,
         claim?.token ?? null,
         searchText(stored.content),
+        stored.replyTo,
       ]),
     );
     if (!known) {
@@ -139,12 +149,43 @@ export class PostgresMessages implements MessageStore {
     return row === undefined ? undefined : { json: row.json, version: row.version, room: row.room };
   }
 
-  update(id: string, content: string, now: string, check: WriteCheck) {
+  update(id: string, edit: MessageEdit, check: WriteCheck) {
     return this.#session.transaction(async (client) => {
-      const outcome = updateOutcome(await lockMessage(client, id), content, now, check);
-      if (outcome?.changed) await storeEdit(client, outcome.message);
+      const current = await lockMessage(client, id);
+      const outcome = updateOutcome(current, edit, check);
+      if (current !== undefined && outcome?.changed) {
+        await storeEdit(client, outcome.message);
+        const { replaced, added } = editRevisions(current, outcome.message, edit.editedBy);
+        await client.query({
+          name: 'keep-revisions',
+          text: `INSERT INTO message_revisions (message_id, version, content, updated_at, edited_by)
+            VALUES ($1, $2, $3, $4, $5), ($1, $6, $7, $8, $9)
+            ON CONFLICT (message_id, version) DO NOTHING`,
+          values: [id, ...revisionValues(replaced), ...revisionValues(added)],
+        });
+      }
       return outcome;
     });
+  }
+
+  async revisions(id: string, after: number, limit: number): Promise<RevisionPage | undefined> {
+    // One statement, one snapshot: the message and its kept revisions after `after`.
+    const rows = await this.#session.query<{
+      current: Message;
+      kept: Revision[] | null;
+    }>(
+      'message-revisions',
+      `SELECT row_to_json(m) AS current,
+         (SELECT json_agg(r ORDER BY r.version) FROM (
+            SELECT version, content, ${iso('updated_at')} AS "updatedAt",
+              edited_by AS "editedBy"
+            FROM message_revisions WHERE message_id = $1 AND version > $2
+            ORDER BY version LIMIT $3) r) AS kept
+       FROM (SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1) m`,
+      [id, after, limit + 1],
+    );
+    const row = rows[0];
+    return row === undefined ? undefined : revisionPage(row.current, row.kept ?? [], after, limit);
   }
 
   delete(id: string, check: WriteCheck): Promise<Message | undefined> {
@@ -155,6 +196,11 @@ export class PostgresMessages implements MessageStore {
       await client.query({
         name: 'delete-message',
         text: 'DELETE FROM messages WHERE id = $1',
+        values: [id],
+      });
+      await client.query({
+        name: 'delete-revisions',
+        text: 'DELETE FROM message_revisions WHERE message_id = $1',
         values: [id],
       });
       await appendChange(
@@ -233,6 +279,10 @@ async function lockMessage(client: pg.PoolClient, id: string): Promise<Message |
     values: [id],
   });
   return rows[0];
+}
+
+function revisionValues(r: Revision): [number, string, string, string | null] {
+  return [r.version, r.content, r.updatedAt, r.editedBy];
 }
 
 /** The room a message creates when its room is not a room yet, and its author's owner membership. */

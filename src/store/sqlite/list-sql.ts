@@ -7,14 +7,22 @@ import {
 } from '../../domain/list-filter.ts';
 import type { ListQuery } from '../../domain/message.ts';
 
-export const MESSAGE_COLUMNS = 'id, room, author, content, created_at, updated_at, version';
+export const MESSAGE_COLUMNS =
+  'id, room, author, content, created_at, updated_at, version, reply_to';
 
 function condition(c: ListCondition): string {
   switch (c.kind) {
     case 'room-range':
       return `room = ?${c.after ? ' AND id > ?' : ''}${c.before ? ' AND id < ?' : ''}`;
+    case 'reply-range':
+      return `reply_to = ?${c.after ? ' AND id > ?' : ''}${c.before ? ' AND id < ?' : ''}`;
+    case 'reply-to':
+      return 'reply_to = ?';
     case 'room':
       return 'room = ?';
+    case 'room-filter':
+      // Unary + keeps the column from being an index key (SQLite's documented way).
+      return '+room = ?';
     case 'after':
       return 'id > ?';
     case 'before':

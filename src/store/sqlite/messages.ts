@@ -6,12 +6,19 @@ import { listFilter, type ListFilter } from '../../domain/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../domain/message.ts';
 import { lastIdOfMessagesJson, messageJson } from '../../domain/message-json.ts';
 import type {
+  MessageEdit,
   MessagePage,
   MessageStore,
   MessageText,
   WriteCheck,
 } from '../../domain/message-store.ts';
-import { createdMessage, updateOutcome } from '../../domain/message-writes.ts';
+import { assertReplyTarget, createdMessage, updateOutcome } from '../../domain/message-writes.ts';
+import {
+  editRevisions,
+  revisionPage,
+  type Revision,
+  type RevisionPage,
+} from '../../domain/revision.ts';
 import { searchText } from '../../domain/search-text.ts';
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
@@ -27,7 +34,8 @@ import type { SqliteSession } from './sqlite-store.ts';
  * literal: better-sqlite3's row objects cost about twice as much per row
  * (measured on the list stream), and every message gets the same shape.
  */
-type MessageRow = [string, string, string, string, string, string, number];
+type MessageRow = [string, string, string, string, string, string, number, string | null];
+type RevisionRow = [number, string, string, string | null];
 
 export class SqliteMessages implements MessageStore {
   readonly #session: SqliteSession;
@@ -39,6 +47,11 @@ export class SqliteMessages implements MessageStore {
   readonly #insert: Statement;
   readonly #update: Statement;
   readonly #delete: Statement;
+  readonly #roomOf: Statement;
+  readonly #keepRevision: Statement;
+  readonly #addRevision: Statement;
+  readonly #revisions: Statement;
+  readonly #deleteRevisions: Statement;
   /** One prepared statement per list shape. */
   readonly #lists = new Map<ListFilter, Statement>();
   readonly #search: SqliteSearch;
@@ -60,8 +73,8 @@ export class SqliteMessages implements MessageStore {
     this.#insert = db
       .prepare(
         `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body,
-         search_text, search_rowid)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(max(search_rowid), 0) + 1 FROM messages))
+         search_text, reply_to, search_rowid)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(max(search_rowid), 0) + 1 FROM messages))
        RETURNING search_rowid`,
       )
       .pluck();
@@ -71,6 +84,18 @@ export class SqliteMessages implements MessageStore {
       )
       .pluck();
     this.#delete = db.prepare('DELETE FROM messages WHERE id = ? RETURNING search_rowid').pluck();
+    this.#roomOf = db.prepare('SELECT room FROM messages WHERE id = ?').pluck();
+    const revision = `INTO message_revisions (message_id, version, content, updated_at, edited_by)
+      VALUES (?, ?, ?, ?, ?)`;
+    this.#keepRevision = db.prepare(`INSERT OR IGNORE ${revision}`);
+    this.#addRevision = db.prepare(`INSERT ${revision}`);
+    this.#revisions = db
+      .prepare(
+        `SELECT version, content, updated_at, edited_by FROM message_revisions
+         WHERE message_id = ? AND version > ? ORDER BY version LIMIT ?`,
+      )
+      .raw();
+    this.#deleteRevisions = db.prepare('DELETE FROM message_revisions WHERE message_id = ?');
     this.#search = new SqliteSearch(db);
     this.#index = new SqliteSearchIndex(session);
   }
@@ -79,6 +104,9 @@ export class SqliteMessages implements MessageStore {
     const stored = createdMessage(message);
     return this.#session.write(() => {
       const json = messageJson(stored);
+      if (stored.replyTo !== null) {
+        assertReplyTarget(stored, this.#roomOf.get(stored.replyTo) as string | undefined);
+      }
       this.#rooms.ensureForMessage(stored.room, stored.author, stored.createdAt);
       const text = searchText(stored.content);
       const rowid = this.#insert.get(
@@ -91,6 +119,7 @@ export class SqliteMessages implements MessageStore {
         stored.version,
         json,
         text,
+        stored.replyTo,
       ) as number;
       this.#index.added(rowid, text);
       this.#changes.append('message.created', stored.room, json);
@@ -122,12 +151,36 @@ export class SqliteMessages implements MessageStore {
     }
   }
 
-  update(id: string, content: string, now: string, check: WriteCheck) {
+  update(id: string, edit: MessageEdit, check: WriteCheck) {
     return this.#session.write(() => {
-      const outcome = updateOutcome(this.#read(id), content, now, check);
-      if (outcome?.changed) this.#storeEdit(outcome.message);
+      const current = this.#read(id);
+      const outcome = updateOutcome(current, edit, check);
+      if (current !== undefined && outcome?.changed) {
+        this.#storeEdit(outcome.message);
+        const { replaced, added } = editRevisions(current, outcome.message, edit.editedBy);
+        this.#keepRevision.run(id, ...revisionValues(replaced));
+        this.#addRevision.run(id, ...revisionValues(added));
+      }
       return outcome;
     });
+  }
+
+  async revisions(id: string, after: number, limit: number): Promise<RevisionPage | undefined> {
+    try {
+      this.#session.snapshot();
+      const current = this.#read(id);
+      if (current === undefined) return undefined;
+      const rows = this.#revisions.all(id, after, limit + 1) as RevisionRow[];
+      const kept = rows.map((r): Revision => ({
+        version: r[0],
+        content: r[1],
+        updatedAt: r[2],
+        editedBy: r[3],
+      }));
+      return revisionPage(current, kept, after, limit);
+    } catch (error) {
+      throw toStoreError(error);
+    }
   }
 
   delete(id: string, check: WriteCheck): Promise<Message | undefined> {
@@ -137,6 +190,7 @@ export class SqliteMessages implements MessageStore {
       check(current);
       const rowid = this.#delete.get(id) as number | null;
       if (rowid !== null) this.#index.removed(rowid);
+      this.#deleteRevisions.run(id);
       this.#changes.append('message.deleted', current.room, messageJson(current));
       return current;
     });
@@ -197,6 +251,11 @@ export class SqliteMessages implements MessageStore {
       createdAt: row[4],
       updatedAt: row[5],
       version: row[6],
+      replyTo: row[7],
     };
   }
+}
+
+function revisionValues(r: Revision): [number, string, string, string | null] {
+  return [r.version, r.content, r.updatedAt, r.editedBy];
 }

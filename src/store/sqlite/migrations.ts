@@ -215,4 +215,34 @@ export const sqliteMigrations: readonly Migration[] = [
       DROP TRIGGER messages_search_delete;
     `,
   },
+  {
+    version: 7,
+    name: 'replies and revisions',
+    // replyTo joins each stored JSON text (and each message change's) as its last field, null
+    // for every message so far: the text's closing brace is replaced, which keeps every other
+    // byte. `,"replyTo":` can only be that key (a quote inside a value is escaped), so a text
+    // that has it already is left as it is. The partial index holds replies only: a thread is
+    // one range of it, and the many messages that answer nothing cost it nothing.
+    // Revisions keep the versions of edited messages from their first edit on (the version it
+    // replaces too); a message never edited answers its one version from its own row, so the
+    // upgrade writes no revision.
+    sql: `
+      ALTER TABLE messages ADD COLUMN reply_to TEXT;
+      CREATE INDEX messages_reply_to_id ON messages (reply_to, id) WHERE reply_to IS NOT NULL;
+      UPDATE messages SET body = substr(body, 1, length(body) - 1) || ',"replyTo":null}'
+        WHERE instr(body, ',"replyTo":') = 0;
+      UPDATE changes SET data = substr(data, 1, length(data) - 1) || ',"replyTo":null}'
+        WHERE kind IN ('message.created', 'message.updated', 'message.deleted')
+          AND instr(data, ',"replyTo":') = 0;
+
+      CREATE TABLE message_revisions (
+        message_id TEXT NOT NULL,
+        version    INTEGER NOT NULL,
+        content    TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        edited_by  TEXT,
+        PRIMARY KEY (message_id, version)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
