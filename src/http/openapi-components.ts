@@ -18,6 +18,12 @@ import {
   UserRoomSchema,
 } from '../domain/room.ts';
 import {
+  MessageReactionsSchema,
+  PutReactionBody,
+  ReactionSchema,
+  ReactionSummarySchema,
+} from '../domain/reaction.ts';
+import {
   MemberRemovedSchema,
   ReadMarkerChangeSchema,
   ResetSchema,
@@ -27,6 +33,9 @@ import { HealthStatusSchema } from './health-routes.ts';
 import {
   MembershipListSchema,
   MessageListSchema,
+  MessageReactionsListSchema,
+  ReactionListSchema,
+  ReactionSummaryListSchema,
   RoomListSchema,
   UserRoomListSchema,
 } from './list-bodies.ts';
@@ -48,6 +57,13 @@ const NAMED_SCHEMAS: readonly { readonly $id?: string }[] = [
   UserRoomSchema,
   LastMessageSchema,
   UserRoomListSchema,
+  ReactionSchema,
+  PutReactionBody,
+  ReactionListSchema,
+  ReactionSummarySchema,
+  ReactionSummaryListSchema,
+  MessageReactionsSchema,
+  MessageReactionsListSchema,
   ProblemSchema,
   FieldErrorSchema,
   HealthStatusSchema,

@@ -29,6 +29,7 @@ import {
 } from './list-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import { PageBatcher, type PageRow } from './page-batcher.ts';
+import { removeReactionsOf } from './reactions.ts';
 import { ReadBatcher } from './read-batcher.ts';
 
 /** Beyond this many, the known rooms are forgotten (and learnt again by posting). */
@@ -157,6 +158,8 @@ export class PostgresMessages implements MessageStore {
         text: 'DELETE FROM messages WHERE id = $1',
         values: [id],
       });
+      // Gone with the message, in its transaction; no reaction.removed for them.
+      await removeReactionsOf(client, id);
       await appendChange(
         client,
         messageChange('message.deleted', current.room, messageJson(current)),
