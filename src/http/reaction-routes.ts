@@ -1,10 +1,11 @@
 /** The reaction endpoints: a schema and a short handler each. Routes see the service, never a store. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { MAX_PAGE_LIMIT, MessageId } from '../domain/message.ts';
+import { MAX_AUTHOR_CODE_POINTS, MAX_PAGE_LIMIT, MessageId } from '../domain/message.ts';
 import {
   DEFAULT_REACTOR_LIMIT,
   Emoji,
+  MAX_EMOJI_CODE_POINTS,
   MAX_REACTION_BATCH,
   PutReactionBody,
   ReactionSchema,
@@ -213,25 +214,37 @@ export const reactionRoutes: FastifyPluginAsyncTypebox<ReactionRoutesOptions> = 
 };
 
 const REACTION_PATH = /^\/api\/messages\/[^/?#]+\/reactions\/([^?#]*)/;
+const SEGMENTS = [
+  { name: 'emoji', maxCodePoints: MAX_EMOJI_CODE_POINTS },
+  { name: 'subject', maxCodePoints: MAX_AUTHOR_CODE_POINTS },
+] as const;
 
 /**
- * For a path the router could not decode: a 400 when it is a reaction path
- * whose emoji or subject is not valid percent-encoded UTF-8 (%ED%A0%80 is a
- * lone surrogate): a malformed parameter, not a missing thing. Undefined for
- * any other path (an undecodable message id is a 404, as an id of any shape).
+ * For a path the router could not take (bad percent-encoding, or a segment
+ * longer than its limit): a 400 when it is a reaction path whose emoji or
+ * subject is not valid percent-encoded UTF-8 (%ED%A0%80 is a lone surrogate)
+ * or too long, as the route's own rule would say: a malformed parameter, not
+ * a missing thing. Undefined for any other path (an undecodable message id is
+ * a 404, as an id of any shape).
  */
-export function undecodableReactionPath(url: string): AppError | undefined {
+export function malformedReactionPath(url: string): AppError | undefined {
   const match = REACTION_PATH.exec(url);
   if (match === null) return undefined;
-  const names = ['emoji', 'subject'];
   const segments = match[1]!.split('/');
-  for (const [i, segment] of segments.slice(0, names.length).entries()) {
+  for (const [i, { name, maxCodePoints }] of SEGMENTS.entries()) {
+    const segment = segments[i];
+    if (segment === undefined) break;
+    let detail: string | undefined;
     try {
-      decodeURIComponent(segment);
+      if ([...decodeURIComponent(segment)].length > maxCodePoints) {
+        detail = `${name} must be at most ${maxCodePoints} code points`;
+      }
     } catch {
-      const detail = `${names[i]!} must be valid percent-encoded UTF-8`;
+      detail = `${name} must be valid percent-encoded UTF-8`;
+    }
+    if (detail !== undefined) {
       return new AppError(ErrorKinds.validation, detail, {
-        errors: [{ pointer: `#/${names[i]!}`, detail }],
+        errors: [{ pointer: `#/${name}`, detail }],
       });
     }
   }

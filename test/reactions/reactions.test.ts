@@ -152,7 +152,7 @@ for (const auth of [false, true]) {
         }
       });
 
-      it('an invalid percent-encoding or UTF-8 in the emoji or subject is a 400, never a 500', async () => {
+      it('an invalid percent-encoding or UTF-8, or a very long emoji or subject, is a 400, never a 500', async () => {
         const ada = await as('ada');
         const message = await post(ada);
         for (const [emoji, subject] of [
@@ -161,6 +161,10 @@ for (const auth of [false, true]) {
           ['%E0%A4%A', 'ada'],
           ['%FF', 'ada'],
           ['ok', '%ED%A0%80'],
+          // Longer than the router takes: still the emoji's (or subject's) rule.
+          ['a'.repeat(200), 'ada'],
+          [encodeURIComponent('😀'.repeat(70)), 'ada'],
+          ['ok', 'b'.repeat(200)],
         ] as const) {
           for (const method of ['PUT', 'DELETE'] as const) {
             const url = `${reactionsPath(message.id)}/${emoji}/${subject}`;
