@@ -218,6 +218,29 @@ for (const auth of [false, true]) {
         assert.equal((await summary(ada, message.id)).length, 20);
       });
 
+      it('PUTs at once: of five new emoji at 19 exactly one gets in; one reaction is added once', async () => {
+        const ada = await as('ada');
+        const others = await Promise.all(['b1', 'b2', 'b3', 'b4', 'b5'].map((s) => as(s)));
+        const message = await post(ada);
+        for (let i = 0; i < 19; i++) await react(ada, message.id, `:e${i}:`);
+        const answers = await Promise.all(
+          others.map((caller, i) => caller.put(reactionPath(message.id, `:new${i}:`, caller.sub))),
+        );
+        const statuses = answers.map((r) => r.statusCode).sort();
+        assert.deepEqual(
+          statuses,
+          [201, 409, 409, 409, 409],
+          answers.map((r) => r.body).join('\n'),
+        );
+        assert.equal((await summary(ada, message.id)).length, 20);
+        // The same reaction at once: one adds it, the others find it.
+        const own = await Promise.all(
+          [0, 1, 2].map(() => others[0]!.put(reactionPath(message.id, ':e1:', 'b1'))),
+        );
+        assert.deepEqual(own.map((r) => r.statusCode).sort(), [200, 200, 201]);
+        assert.equal(new Set(own.map((r) => r.body)).size, 1, 'the same reaction, as stored');
+      });
+
       it('the summary is ordered by each emoji’s earliest current reaction, also after removals', async () => {
         const ada = await as('ada');
         const bob = await as('bob');

@@ -64,13 +64,18 @@ function batchSql(readable: boolean): string {
     ORDER BY a.n, r.first`;
 }
 
-/** Locks the message's row and reads the facts of one reaction of it. */
-const LOCK_FACTS = `SELECT m.room,
+/**
+ * The facts of one reaction of a message, read after its row lock was taken:
+ * in a statement of its own, so that its snapshot (READ COMMITTED: one per
+ * statement) holds every write of the message committed before the lock was
+ * granted. Read in the locking statement, they would be as of before the wait.
+ */
+const FACTS = `SELECT m.room,
     (SELECT ${iso('created_at')} FROM reactions
       WHERE message_id = m.id AND emoji = $2 AND subject = $3) AS current_at,
     (SELECT count(DISTINCT emoji) FROM reactions WHERE message_id = m.id)::integer AS emoji_count,
     EXISTS (SELECT 1 FROM reactions WHERE message_id = m.id AND emoji = $2) AS emoji_present
-  FROM messages m WHERE m.id = $1::uuid FOR UPDATE OF m`;
+  FROM messages m WHERE m.id = $1::uuid`;
 
 interface FactsRow {
   room: string;
@@ -217,9 +222,14 @@ async function lockFacts(
   emoji: string,
   subject: string,
 ): Promise<ReactionFacts> {
+  await client.query({
+    name: 'lock-message-for-reaction',
+    text: 'SELECT 1 FROM messages WHERE id = $1::uuid FOR UPDATE',
+    values: [messageId],
+  });
   const { rows } = await client.query<FactsRow>({
-    name: 'lock-reaction-facts',
-    text: LOCK_FACTS,
+    name: 'reaction-facts',
+    text: FACTS,
     values: [messageId, emoji, subject],
   });
   const row = rows[0];
