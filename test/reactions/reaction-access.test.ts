@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { MessageReactions } from '../../src/domain/reaction.ts';
 import { AUTH } from '../auth/tokens.ts';
-import { assertProblem, eachEngine, uniqueRoom } from '../http/http-contract.ts';
+import { assertProblem, eachEngine, uniqueRoom, type ContractApp } from '../http/http-contract.ts';
 import { callerFor, memberPath } from '../rooms/rooms-support.ts';
 import {
   batchPath,
@@ -19,6 +19,22 @@ import {
   reactionsPath,
   summary,
 } from './reactions-support.ts';
+
+/** How many times each store operation ran so far, from /metrics. */
+async function scrapeOperations(
+  app: ContractApp,
+  auth: Record<string, string>,
+): Promise<Map<string, number>> {
+  const response = await app.t.app.http.inject({ url: '/metrics', headers: auth });
+  assert.equal(response.statusCode, 200);
+  const counts = new Map<string, number>();
+  for (const [, operation, n] of response.body.matchAll(
+    /^store_operation_duration_seconds_count\{operation="([^"]+)"[^}]*\} (\d+)$/gm,
+  )) {
+    counts.set(operation!, Number(n));
+  }
+  return counts;
+}
 
 eachEngine(
   'reaction access (auth on)',
@@ -135,6 +151,30 @@ eachEngine(
       assertProblem(await carol.get(reactionsPath(secret.id)), 404, 'not-found');
       assertProblem(await carol.delete(reactionPath(secret.id, '🎉', 'carol')), 404, 'not-found');
       assert.deepEqual(await carol.read(batchPath([secret.id])), []);
+    });
+
+    it('GET /api/reactions is one store operation for the whole batch, access included', async () => {
+      const ada = await as('ada');
+      const bob = await as('bob');
+      const hidden = uniqueRoom();
+      await ada.putRoom(hidden, { visibility: 'private' });
+      const ids: string[] = [];
+      for (let i = 0; i < 50; i++) {
+        const message = await ada.post(i % 5 === 0 ? hidden : uniqueRoom(), `m${i}`);
+        if (i % 3 === 0) await react(ada, message.id, '👍');
+        ids.push(message.id);
+      }
+      const storeOperations = () => scrapeOperations(shared(), ada.auth);
+      const before = await storeOperations();
+      const batch = await bob.read<MessageReactions[]>(batchPath(ids));
+      const after = await storeOperations();
+      assert.equal(batch.length, 40, 'the private room’s ten left out');
+      // The change feed reads the log on its own time: its reads are not the request's.
+      const delta = [...after]
+        .filter(([operation]) => !operation.startsWith('changes.'))
+        .map(([operation, n]) => [operation, n - (before.get(operation) ?? 0)] as const)
+        .filter(([, n]) => n > 0);
+      assert.deepEqual(delta, [['reactions.summaries', 1]]);
     });
 
     it('precedence at the cap: 403 (another subject) before 409 (a 21st emoji)', async () => {
