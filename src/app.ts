@@ -9,6 +9,7 @@ import { AccessView } from './domain/access-view.ts';
 import { ChangeFeed } from './domain/change-feed.ts';
 import { IdempotencyService } from './domain/idempotency.ts';
 import { MessageService } from './domain/message-service.ts';
+import { ReactionService } from './domain/reaction-service.ts';
 import { RoomService } from './domain/room-service.ts';
 import type { Store } from './domain/store.ts';
 import { buildHttpApp } from './http/http-app.ts';
@@ -71,12 +72,20 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     now,
     onChange: () => changeFeed.wake(),
   });
+  const reactions = new ReactionService({
+    reactions: store.reactions,
+    messages: store.messages,
+    gate: rooms.gate,
+    now,
+    onChange: () => changeFeed.wake(),
+  });
   const idempotency = new IdempotencyService(store.idempotency, now, config.idempotencyTtlHours);
 
   const http = await buildHttpApp({
     config,
     service,
     rooms,
+    reactions,
     idempotency,
     feed: changeFeed,
     access,

@@ -27,6 +27,7 @@ export const ErrorKinds = Object.freeze({
   requestTimeout: kind('request-timeout', 408, 'The request took too long to arrive'),
   versionConflict: kind('version-conflict', 409, 'It changed since it was read'),
   lastOwner: kind('last-owner', 409, 'A room cannot lose its last owner'),
+  tooManyEmoji: kind('too-many-emoji', 409, 'A message holds at most 20 different emoji'),
   idempotencyInFlight: kind(
     'idempotency-in-flight',
     409,

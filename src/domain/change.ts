@@ -13,6 +13,8 @@ export const CHANGE_KINDS = [
   'member.updated',
   'member.removed',
   'read-marker.updated',
+  'reaction.added',
+  'reaction.removed',
 ] as const;
 
 export type ChangeKind = (typeof CHANGE_KINDS)[number];
@@ -26,7 +28,7 @@ export interface Change {
   /**
    * The event's data as JSON text, sent as it is: the message (for a delete,
    * as it was), the room, the membership (`member.removed` adds `removedBy`),
-   * or the read marker without `unread`.
+   * the read marker without `unread`, or the reaction.
    */
   readonly data: string;
   /** The membership's or marker's subject for member.* and read-marker.updated; null otherwise. */

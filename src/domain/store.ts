@@ -7,6 +7,7 @@
 import type { ChangeLog } from './change-log.ts';
 import type { IdempotencyStore } from './idempotency-store.ts';
 import type { MessageStore } from './message-store.ts';
+import type { ReactionStore } from './reaction-store.ts';
 import type { MemberStore, ReadMarkerStore, RoomStore } from './room-store.ts';
 
 export interface StoreLifecycle {
@@ -31,4 +32,5 @@ export interface Store extends StoreLifecycle {
   readonly rooms: RoomStore;
   readonly members: MemberStore;
   readonly readMarkers: ReadMarkerStore;
+  readonly reactions: ReactionStore;
 }

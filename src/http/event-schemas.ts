@@ -7,6 +7,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import type { ChangeKind } from '../domain/change.ts';
 import { Author, MessageSchema } from '../domain/message.ts';
+import { ReactionSchema } from '../domain/reaction.ts';
 import { MembershipSchema, ReadMarkerSchema, RoomSchema } from '../domain/room.ts';
 
 export const MemberRemovedSchema = Type.Object(
@@ -61,6 +62,8 @@ export const EVENT_DATA: Readonly<Record<ChangeKind | 'reset', TSchema>> = {
   'member.updated': MembershipSchema,
   'member.removed': MemberRemovedSchema,
   'read-marker.updated': ReadMarkerChangeSchema,
+  'reaction.added': ReactionSchema,
+  'reaction.removed': ReactionSchema,
   reset: ResetSchema,
 };
 

@@ -11,6 +11,7 @@ import type { Config } from '../config.ts';
 import type { ChangeFeed } from '../domain/change-feed.ts';
 import type { IdempotencyService } from '../domain/idempotency.ts';
 import type { MessageService } from '../domain/message-service.ts';
+import type { ReactionService } from '../domain/reaction-service.ts';
 import type { AccessLookup } from '../domain/room-access.ts';
 import type { RoomService } from '../domain/room-service.ts';
 import { createAuthenticator, isApiRequest, registerAuth } from './auth.ts';
@@ -27,6 +28,7 @@ import { registerMetrics, type Metrics } from './metrics.ts';
 import { registerOpenApi } from './openapi.ts';
 import { registerPageRoutes } from './page-routes.ts';
 import { registerRateLimits } from './rate-limit.ts';
+import { reactionRoutes } from './reaction-routes.ts';
 import { readMarkerRoutes } from './read-marker-routes.ts';
 import { OneLinePerRequest } from './request-log.ts';
 import { roomRoutes } from './room-routes.ts';
@@ -48,6 +50,7 @@ export interface HttpDeps {
   readonly config: Config;
   readonly service: MessageService;
   readonly rooms: RoomService;
+  readonly reactions: ReactionService;
   readonly idempotency: IdempotencyService;
   /** The live change log, for GET /api/events. */
   readonly feed: ChangeFeed;
@@ -144,6 +147,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   await app.register(memberRoutes, { rooms: deps.rooms, lists });
   await app.register(readMarkerRoutes, { rooms: deps.rooms });
   await app.register(userRoomRoutes, { rooms: deps.rooms });
+  await app.register(reactionRoutes, { reactions: deps.reactions });
   registerEventStream(app, {
     feed: deps.feed,
     gate: deps.rooms.gate,

@@ -18,6 +18,12 @@ import {
   UserRoomSchema,
 } from '../domain/room.ts';
 import {
+  MessageReactionsSchema,
+  PutReactionBody,
+  ReactionSchema,
+  ReactionSummarySchema,
+} from '../domain/reaction.ts';
+import {
   MemberRemovedSchema,
   ReadMarkerChangeSchema,
   ResetSchema,
@@ -29,6 +35,9 @@ import {
   MembershipListSchema,
   MessageListSchema,
   RevisionListSchema,
+  MessageReactionsListSchema,
+  ReactionListSchema,
+  ReactionSummaryListSchema,
   RoomListSchema,
   UserRoomListSchema,
 } from './list-bodies.ts';
@@ -52,6 +61,13 @@ const NAMED_SCHEMAS: readonly { readonly $id?: string }[] = [
   UserRoomSchema,
   LastMessageSchema,
   UserRoomListSchema,
+  ReactionSchema,
+  PutReactionBody,
+  ReactionListSchema,
+  ReactionSummarySchema,
+  ReactionSummaryListSchema,
+  MessageReactionsSchema,
+  MessageReactionsListSchema,
   ProblemSchema,
   FieldErrorSchema,
   HealthStatusSchema,

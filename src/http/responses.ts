@@ -8,7 +8,7 @@ const descriptions: Record<number, string> = Object.fromEntries(
 descriptions[400] =
   'Malformed body, header or parameter; a failed field rule; an unknown field; or a fixed field that differs';
 descriptions[409] =
-  'It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, or a room would lose its last owner';
+  'It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, a room would lose its last owner, or a message would hold a 21st different emoji';
 
 /** Problem responses for these statuses, as `application/problem+json`. */
 export function problemResponses(...statuses: number[]): Record<number, object> {

@@ -15,6 +15,7 @@ import type { Config } from '../config.ts';
 import { AppError, ErrorKinds, type ErrorKind } from '../errors.ts';
 import type { Authenticator } from './auth.ts';
 import { PROBLEM_CONTENT_TYPE, problemBody } from './problem.ts';
+import { malformedReactionPath } from './reaction-routes.ts';
 import { registerHelmetHeaders } from './security-headers.ts';
 import { carriesToken } from './url-tokens.ts';
 
@@ -119,7 +120,9 @@ export async function registerSecurity(app: FastifyInstance, config: Config): Pr
 /**
  * Fastify's answer when the router cannot decode a path (bad percent
  * encoding) or a path segment is too long: no message or path can have such
- * a name, so it is a 404, after authentication like any other /api request.
+ * a name, so it is a 404, after authentication like any other /api request;
+ * an undecodable or too long emoji or subject of a reaction path is a malformed
+ * parameter (400).
  */
 export function frameworkErrorHandler(getAuthenticator: () => Authenticator | null) {
   return (_error: Error, request: FastifyRequest, reply: FastifyReply): void => {
@@ -135,7 +138,10 @@ export function frameworkErrorHandler(getAuthenticator: () => Authenticator | nu
     const authenticate = getAuthenticator();
     const checked = authenticate === null ? Promise.resolve() : authenticate(request);
     checked.then(
-      () => respond(new AppError(ErrorKinds.notFound, 'No such path.')),
+      () =>
+        respond(
+          malformedReactionPath(request.url) ?? new AppError(ErrorKinds.notFound, 'No such path.'),
+        ),
       (error: unknown) =>
         respond(
           error instanceof AppError

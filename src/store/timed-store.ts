@@ -10,7 +10,15 @@ import type { Store } from '../domain/store.ts';
 /** Called once per finished operation (resolved or rejected), e.g. ('messages.create', 0.0012). */
 export type ObserveOperation = (operation: string, seconds: number) => void;
 
-const CONCERNS = ['messages', 'changes', 'idempotency', 'rooms', 'members', 'readMarkers'] as const;
+const CONCERNS = [
+  'messages',
+  'changes',
+  'idempotency',
+  'rooms',
+  'members',
+  'readMarkers',
+  'reactions',
+] as const;
 
 /**
  * Operations that are not a round trip to the store: `watch` subscribes and

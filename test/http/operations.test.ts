@@ -164,6 +164,8 @@ eachEngine('operations', (engine, shared) => {
       '/problems/version-conflict': 409,
       // Removing or demoting a room's last owner: a conflict of its own kind.
       '/problems/last-owner': 409,
+      // A message's 21st different emoji: a conflict of its own kind.
+      '/problems/too-many-emoji': 409,
       '/problems/idempotency-in-flight': 409,
       '/problems/precondition-failed': 412,
       '/problems/payload-too-large': 413,

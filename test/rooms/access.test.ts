@@ -85,6 +85,8 @@ function byIdRequests(id: string, self: string): [string, string, unknown?][] {
     ['GET', `/api/messages/${id}/revisions`],
     ['GET', `/api/messages/${id}/reactions`],
     ['PUT', `/api/messages/${id}/reactions/${encodeURIComponent('👍')}/${self}`],
+    ['DELETE', `/api/messages/${id}/reactions/${encodeURIComponent('👍')}/${self}`],
+    ['GET', `/api/messages/${id}/reactions/${encodeURIComponent('👍')}`],
   ];
 }
 

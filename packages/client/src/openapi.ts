@@ -292,6 +292,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/messages/{id}/reactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A message's reactions, counted by emoji
+         * @description `[{emoji, count, me}]`, ordered by each emoji's earliest current reaction; `me` is whether the caller's subject is among the reactors (always false with auth off). A message that does not exist, or in a private room the caller cannot read, is a 404.
+         */
+        get: operations["getMessageReactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/messages/{id}/reactions/{emoji}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The reactions with one emoji, in the order they were made
+         * @description The emoji is percent-encoded in the path. Paged: `limit` (default 100), `after=<subject>`, and `Link: <...>; rel="next"` when `limit` cut the page short. An emoji nobody reacted with is an empty list. A message that does not exist, or in a private room the caller cannot read, is a 404.
+         */
+        get: operations["listReactors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/messages/{id}/reactions/{emoji}/{subject}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * React to a message
+         * @description 201 when added, 200 when that subject already had it (nothing changes, no event). No body is needed (and then no Content-Type); a body, if sent, is the JSON object `{}` (a field is a 400, a body that is not JSON a 415). With auth on, `{subject}` must be the token's subject (403). A message holds at most 20 different emoji: adding a 21st is a 409 (another subject's reaction with one of the 20 is fine). The emoji is kept exactly as sent. The message itself is untouched (version, updatedAt, ETag). A message that does not exist, or in a private room the caller cannot read, is a 404.
+         */
+        put: operations["putReaction"];
+        post?: never;
+        /**
+         * Remove a reaction
+         * @description Answers with the reaction as it was; 404 when there was none. With auth on, `{subject}` must be the token's subject, or the caller an admin (403). A message that does not exist, or in a private room the caller cannot read, is a 404.
+         */
+        delete: operations["removeReaction"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/reactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The reaction summaries of several messages at once
+         * @description `messageId` repeatable, 1-100 (else a 400 naming it): `[{messageId, reactions: [{emoji, count, me}]}]` in the order asked, a repeated id once at its first place. Messages that do not exist, or that the caller cannot read, are left out. Read in one round trip to the store.
+         */
+        get: operations["listReactionSummaries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/events": {
         parameters: {
             query?: never;
@@ -693,6 +777,86 @@ export interface components {
          */
         UserRoomList: components["schemas"]["UserRoom"][];
         /**
+         * Reaction
+         * @description One subject's emoji on one message.
+         */
+        Reaction: {
+            /**
+             * @description A UUIDv7, lowercase canonical form when returned.
+             * @example 019a2b3c-4d5e-7f00-8a1b-2c3d4e5f6a7b
+             */
+            messageId: string;
+            /**
+             * @description 1-64 characters of A-Z a-z 0-9 _ . -, not `.` or `..` (a room name: see Room).
+             * @example general
+             */
+            room: string;
+            /**
+             * @description An emoji such as 👍 or a name such as `:party:`: 1-32 code points, no White_Space, no control characters, not `.` or `..`. Percent-encoded in a path; kept exactly as sent (no normalization).
+             * @example 👍
+             */
+            emoji: string;
+            /**
+             * @description 1-64 code points, not blank, no control characters, not `.` or `..`.
+             * @example ada
+             */
+            subject: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC time with millisecond precision.
+             * @example 2026-11-21T10:00:00.123Z
+             */
+            createdAt: string;
+        };
+        /**
+         * PutReaction
+         * @description No body is needed (and then no Content-Type); a body, if sent, is the JSON object `{}`: any field is a 400.
+         */
+        PutReaction: Record<string, never>;
+        /**
+         * ReactionList
+         * @description The reactions with one emoji, in the order they were made.
+         */
+        ReactionList: components["schemas"]["Reaction"][];
+        /**
+         * ReactionSummary
+         * @description One emoji of a message, counted.
+         */
+        ReactionSummary: {
+            /**
+             * @description An emoji such as 👍 or a name such as `:party:`: 1-32 code points, no White_Space, no control characters, not `.` or `..`. Percent-encoded in a path; kept exactly as sent (no normalization).
+             * @example 👍
+             */
+            emoji: string;
+            /** @description How many subjects reacted with it. */
+            count: number;
+            /** @description Whether the caller's subject is among them (always false with auth off). */
+            me: boolean;
+        };
+        /**
+         * ReactionSummaryList
+         * @description A message's emoji, counted, ordered by each emoji's earliest current reaction.
+         */
+        ReactionSummaryList: components["schemas"]["ReactionSummary"][];
+        /**
+         * MessageReactions
+         * @description A message's reaction summary, as GET /api/reactions answers it.
+         */
+        MessageReactions: {
+            /**
+             * @description A UUIDv7, lowercase canonical form when returned.
+             * @example 019a2b3c-4d5e-7f00-8a1b-2c3d4e5f6a7b
+             */
+            messageId: string;
+            /** @description Ordered by each emoji's earliest current reaction. */
+            reactions: components["schemas"]["ReactionSummary"][];
+        };
+        /**
+         * MessageReactionsList
+         * @description The reaction summaries of the asked messages, in the order asked (a repeated id once, at its first place); messages that do not exist or that the caller cannot read are left out.
+         */
+        MessageReactionsList: components["schemas"]["MessageReactions"][];
+        /**
          * Problem
          * @description An RFC 9457 problem.
          */
@@ -701,7 +865,7 @@ export interface components {
              * @description Stable URI reference naming the kind of problem.
              * @enum {string}
              */
-            type: "/problems/malformed-body" | "/problems/malformed-request" | "/problems/validation" | "/problems/fixed-field" | "/problems/unauthorized" | "/problems/forbidden" | "/problems/not-found" | "/problems/method-not-allowed" | "/problems/request-timeout" | "/problems/version-conflict" | "/problems/last-owner" | "/problems/idempotency-in-flight" | "/problems/precondition-failed" | "/problems/payload-too-large" | "/problems/unsupported-media-type" | "/problems/range-not-satisfiable" | "/problems/idempotency-key-reuse" | "/problems/rate-limited" | "/problems/headers-too-large" | "/problems/internal" | "/problems/unavailable" | "/problems/insufficient-storage";
+            type: "/problems/malformed-body" | "/problems/malformed-request" | "/problems/validation" | "/problems/fixed-field" | "/problems/unauthorized" | "/problems/forbidden" | "/problems/not-found" | "/problems/method-not-allowed" | "/problems/request-timeout" | "/problems/version-conflict" | "/problems/last-owner" | "/problems/too-many-emoji" | "/problems/idempotency-in-flight" | "/problems/precondition-failed" | "/problems/payload-too-large" | "/problems/unsupported-media-type" | "/problems/range-not-satisfiable" | "/problems/idempotency-key-reuse" | "/problems/rate-limited" | "/problems/headers-too-large" | "/problems/internal" | "/problems/unavailable" | "/problems/insufficient-storage";
             title: string;
             status: number;
             detail: string;
@@ -789,6 +953,18 @@ export interface components {
             /** @enum {string} */
             event: "read-marker.updated";
             data: components["schemas"]["ReadMarkerChange"];
+        } | {
+            /** @description The change sequence number (for `reset`: the latest one); send it as Last-Event-ID. */
+            id: string;
+            /** @enum {string} */
+            event: "reaction.added";
+            data: components["schemas"]["Reaction"];
+        } | {
+            /** @description The change sequence number (for `reset`: the latest one); send it as Last-Event-ID. */
+            id: string;
+            /** @enum {string} */
+            event: "reaction.removed";
+            data: components["schemas"]["Reaction"];
         } | {
             /** @description The change sequence number (for `reset`: the latest one); send it as Last-Event-ID. */
             id: string;
@@ -1301,7 +1477,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, or a room would lose its last owner */
+            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, a room would lose its last owner, or a message would hold a 21st different emoji */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1621,7 +1797,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, or a room would lose its last owner */
+            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, a room would lose its last owner, or a message would hold a 21st different emoji */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2336,7 +2512,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, or a room would lose its last owner */
+            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, a room would lose its last owner, or a message would hold a 21st different emoji */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2813,7 +2989,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, or a room would lose its last owner */
+            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, a room would lose its last owner, or a message would hold a 21st different emoji */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2995,7 +3171,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, or a room would lose its last owner */
+            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, a room would lose its last owner, or a message would hold a 21st different emoji */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3290,7 +3466,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, or a room would lose its last owner */
+            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, a room would lose its last owner, or a message would hold a 21st different emoji */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3464,6 +3640,664 @@ export interface operations {
                     "Cache-Control": components["headers"]["Cache-Control"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMessageReactions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message id (any case); an id of any other shape is a 404. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The emoji of the message, counted */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReactionSummaryList"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listReactors: {
+        parameters: {
+            query?: {
+                /** @description At most this many reactions (1-1000, default 100). */
+                limit?: number;
+                /**
+                 * @description Only the reactions made after this subject’s (exclusive). A subject that has no such reaction (it was removed since the page was read) is a 400 naming `after`: its place is gone, and going on from a guess could skip or repeat reactors; start again from the first page.
+                 * @example ada
+                 */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The message id (any case); an id of any other shape is a 404. */
+                id: string;
+                /**
+                 * @description An emoji such as 👍 or a name such as `:party:`: 1-32 code points, no White_Space, no control characters, not `.` or `..`. Percent-encoded in a path; kept exactly as sent (no normalization).
+                 * @example 👍
+                 */
+                emoji: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reactions, in the order they were made */
+            200: {
+                headers: {
+                    /** @description <...>; rel="next" when limit cut the page short (RFC 8288) */
+                    link?: string;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReactionList"];
+                };
+            };
+            /** @description Malformed body, header or parameter; a failed field rule; an unknown field; or a fixed field that differs */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message id (any case); an id of any other shape is a 404. */
+                id: string;
+                /**
+                 * @description An emoji such as 👍 or a name such as `:party:`: 1-32 code points, no White_Space, no control characters, not `.` or `..`. Percent-encoded in a path; kept exactly as sent (no normalization).
+                 * @example 👍
+                 */
+                emoji: string;
+                /**
+                 * @description 1-64 code points, not blank, no control characters, not `.` or `..`.
+                 * @example ada
+                 */
+                subject: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PutReaction"];
+            };
+        };
+        responses: {
+            /** @description The subject had it already: the reaction as stored */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reaction"];
+                };
+            };
+            /** @description Added */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reaction"];
+                };
+            };
+            /** @description Malformed body, header or parameter; a failed field rule; an unknown field; or a fixed field that differs */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description It changed since it was read (a stale version or updatedAt), the Idempotency-Key is still in flight, a room would lose its last owner, or a message would hold a 21st different emoji */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported media type */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The message id (any case); an id of any other shape is a 404. */
+                id: string;
+                /**
+                 * @description An emoji such as 👍 or a name such as `:party:`: 1-32 code points, no White_Space, no control characters, not `.` or `..`. Percent-encoded in a path; kept exactly as sent (no normalization).
+                 * @example 👍
+                 */
+                emoji: string;
+                /**
+                 * @description 1-64 code points, not blank, no control characters, not `.` or `..`.
+                 * @example ada
+                 */
+                subject: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The reaction as it was when removed */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reaction"];
+                };
+            };
+            /** @description Malformed body, header or parameter; a failed field rule; an unknown field; or a fixed field that differs */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not allowed */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient storage */
+            507: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listReactionSummaries: {
+        parameters: {
+            query: {
+                /** @description Repeatable, 1-100 message ids: the summaries of a whole page of messages in one request. */
+                messageId: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The summaries, in the order asked */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageReactionsList"];
+                };
+            };
+            /** @description Malformed body, header or parameter; a failed field rule; an unknown field; or a fixed field that differs */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Authentication required */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     [name: string]: unknown;
                 };
                 content: {

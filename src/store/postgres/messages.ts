@@ -37,6 +37,7 @@ import {
 import { iso } from './room-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import { PageBatcher, type PageRow } from './page-batcher.ts';
+import { removeReactionsOf } from './reactions.ts';
 import { ReadBatcher } from './read-batcher.ts';
 
 /** Beyond this many, the known rooms are forgotten (and learnt again by posting). */
@@ -203,6 +204,8 @@ export class PostgresMessages implements MessageStore {
         text: 'DELETE FROM message_revisions WHERE message_id = $1',
         values: [id],
       });
+      // Gone with the message, in its transaction; no reaction.removed for them.
+      await removeReactionsOf(client, id);
       await appendChange(
         client,
         messageChange('message.deleted', current.room, messageJson(current)),

@@ -621,4 +621,28 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       END $$;
     `,
   },
+  {
+    version: 9,
+    name: 'reactions',
+    // One row per (message, emoji, subject). position is drawn from its sequence under the
+    // message's row lock, which every reaction write of that message takes (reactions.ts): the
+    // order they were made. The (message, emoji, position) index includes the subject and
+    // createdAt: a summary groups a message's reactions by emoji in index order, an emoji's
+    // reactors are walked in the order they were made, index-only. The room is kept with each
+    // reaction: its change names it without a message read. No foreign key: a message's delete
+    // removes its reactions itself, under the same lock.
+    sql: `
+      CREATE TABLE reactions (
+        message_id uuid NOT NULL,
+        emoji      text COLLATE "C" NOT NULL,
+        subject    text COLLATE "C" NOT NULL,
+        room       text COLLATE "C" NOT NULL,
+        created_at timestamptz NOT NULL,
+        position   bigserial NOT NULL,
+        PRIMARY KEY (message_id, emoji, subject)
+      );
+      CREATE INDEX reactions_message_emoji_position ON reactions (message_id, emoji, position)
+        INCLUDE (subject, created_at);
+    `,
+  },
 ];

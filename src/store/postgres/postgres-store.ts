@@ -2,7 +2,7 @@
  * The PostgreSQL store, through a node-postgres pool; many instances may
  * share one database. This object owns the pool and ties the concerns
  * together (messages.ts, changes.ts, idempotency.ts, rooms.ts, members.ts,
- * read-markers.ts); they share it through
+ * read-markers.ts, reactions.ts); they share it through
  * a PostgresSession.
  */
 import pg from 'pg';
@@ -13,6 +13,7 @@ import { isConnectionLost, toStoreError } from './errors.ts';
 import { PostgresIdempotency } from './idempotency.ts';
 import { PostgresMembers } from './members.ts';
 import { PostgresMessages } from './messages.ts';
+import { PostgresReactions } from './reactions.ts';
 import { PostgresReadMarkers } from './read-markers.ts';
 import { PostgresRooms } from './rooms.ts';
 import { runMigrations } from '../../domain/migration-runner.ts';
@@ -74,6 +75,7 @@ export class PostgresStore implements Store {
   readonly rooms: PostgresRooms;
   readonly members: PostgresMembers;
   readonly readMarkers: PostgresReadMarkers;
+  readonly reactions: PostgresReactions;
   readonly #pool: pg.Pool;
   readonly #schema: string | null;
   readonly #timeoutMs: number;
@@ -104,6 +106,7 @@ export class PostgresStore implements Store {
     this.rooms = new PostgresRooms(session);
     this.members = new PostgresMembers(session);
     this.readMarkers = new PostgresReadMarkers(session);
+    this.reactions = new PostgresReactions(session);
   }
 
   async migrate(): Promise<void> {

@@ -23,6 +23,7 @@ import { searchText } from '../../domain/search-text.ts';
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteIdempotency } from './idempotency.ts';
+import type { SqliteReactions } from './reactions.ts';
 import type { SqliteRooms } from './rooms.ts';
 import { listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
 import { SqliteSearch } from './search.ts';
@@ -42,6 +43,7 @@ export class SqliteMessages implements MessageStore {
   readonly #changes: SqliteChangeLog;
   readonly #idempotency: SqliteIdempotency;
   readonly #rooms: SqliteRooms;
+  readonly #reactions: SqliteReactions;
   readonly #get: Statement;
   readonly #getText: Statement;
   readonly #insert: Statement;
@@ -62,9 +64,11 @@ export class SqliteMessages implements MessageStore {
     changes: SqliteChangeLog,
     idempotency: SqliteIdempotency,
     rooms: SqliteRooms,
+    reactions: SqliteReactions,
   ) {
     this.#session = session;
     this.#rooms = rooms;
+    this.#reactions = reactions;
     this.#changes = changes;
     this.#idempotency = idempotency;
     const db = session.db;
@@ -191,6 +195,8 @@ export class SqliteMessages implements MessageStore {
       const rowid = this.#delete.get(id) as number | null;
       if (rowid !== null) this.#index.removed(rowid);
       this.#deleteRevisions.run(id);
+      // Gone with the message, in its transaction; no reaction.removed for them.
+      this.#reactions.removeAllOf(id);
       this.#changes.append('message.deleted', current.room, messageJson(current));
       return current;
     });

@@ -245,4 +245,26 @@ export const sqliteMigrations: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 8,
+    name: 'reactions',
+    // One row per (message, emoji, subject). position is the reaction's place among the
+    // message's reactions, max + 1 within the message (one writer): the order they were made,
+    // also for two made in the same millisecond. The (message, emoji, position) index holds
+    // the key too (WITHOUT ROWID): a summary groups a message's reactions by emoji in index
+    // order, and an emoji's reactors are walked in the order they were made, from the index
+    // alone. The room is kept with each reaction: its change names it without a message read.
+    sql: `
+      CREATE TABLE reactions (
+        message_id TEXT NOT NULL,
+        emoji      TEXT NOT NULL,
+        subject    TEXT NOT NULL,
+        room       TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        position   INTEGER NOT NULL,
+        PRIMARY KEY (message_id, emoji, subject)
+      ) WITHOUT ROWID;
+      CREATE INDEX reactions_message_emoji_position ON reactions (message_id, emoji, position);
+    `,
+  },
 ];

@@ -1,7 +1,8 @@
 /**
  * The SQLite store: one file, one process, WAL, group commit. This object
  * owns the connection and ties the concerns together (messages.ts,
- * changes.ts, idempotency.ts, rooms.ts, members.ts, read-markers.ts); they
+ * changes.ts, idempotency.ts, rooms.ts, members.ts, read-markers.ts,
+ * reactions.ts); they
  * share it through a SqliteSession.
  */
 import { mkdirSync } from 'node:fs';
@@ -13,6 +14,7 @@ import type { ChangeLog } from '../../domain/change-log.ts';
 import type { IdempotencyStore } from '../../domain/idempotency-store.ts';
 import type { MessageStore } from '../../domain/message-store.ts';
 import type { MemberStore, ReadMarkerStore, RoomStore } from '../../domain/room-store.ts';
+import type { ReactionStore } from '../../domain/reaction-store.ts';
 import type { Store } from '../../domain/store.ts';
 import { notMigrated } from '../../domain/store-errors.ts';
 import { SqliteChangeLog } from './changes.ts';
@@ -21,6 +23,7 @@ import { SqliteIdempotency } from './idempotency.ts';
 import { SqliteMembers } from './members.ts';
 import { openDatabase, pragma } from './native-handles.ts';
 import { SqliteMessages } from './messages.ts';
+import { SqliteReactions } from './reactions.ts';
 import { SqliteReadMarkers } from './read-markers.ts';
 import { SqliteRooms } from './rooms.ts';
 import { runMigrations } from '../../domain/migration-runner.ts';
@@ -58,6 +61,7 @@ interface Concerns {
   readonly rooms: SqliteRooms;
   readonly members: SqliteMembers;
   readonly readMarkers: SqliteReadMarkers;
+  readonly reactions: SqliteReactions;
 }
 
 export class SqliteStore implements Store {
@@ -132,6 +136,10 @@ export class SqliteStore implements Store {
     return this.#ready().readMarkers;
   }
 
+  get reactions(): ReactionStore {
+    return this.#ready().reactions;
+  }
+
   async migrate(): Promise<void> {
     await runMigrations(sqliteMigrationTarget(this.#db), sqliteMigrations);
     this.#concerns ??= concernsOf(this.#session);
@@ -202,12 +210,14 @@ function concernsOf(session: SqliteSession): Concerns {
   const idempotency = new SqliteIdempotency(session);
   const rooms = new SqliteRooms(session, changes);
   const readMarkers = new SqliteReadMarkers(session, changes);
+  const reactions = new SqliteReactions(session, changes);
   return {
-    messages: new SqliteMessages(session, changes, idempotency, rooms),
+    messages: new SqliteMessages(session, changes, idempotency, rooms, reactions),
     changes,
     idempotency,
     rooms,
     members: new SqliteMembers(session, changes, rooms, readMarkers),
     readMarkers,
+    reactions,
   };
 }

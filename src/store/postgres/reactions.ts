@@ -1,0 +1,254 @@
+/**
+ * Reactions on PostgreSQL: each write in a transaction under the message's
+ * row lock, so the writes of one message take turns (the cap on emoji is
+ * judged on what is there, a reaction's place follows the one before, and a
+ * message's delete, which takes the same lock, removes every reaction of it).
+ * A reaction's place is drawn from a sequence under that lock: the order
+ * they were made. The (message, emoji, position) index serves the summary,
+ * the reactors of an emoji and the batch of summaries.
+ */
+import type pg from 'pg';
+import type { MessageReactions, Reaction, ReactionSummary } from '../../domain/reaction.ts';
+import { reactionAdded, reactionRemoved } from '../../domain/reaction-changes.ts';
+import type {
+  ReactionFacts,
+  ReactionStore,
+  ReactionWriteOutcome,
+  ReactorPage,
+  RoomedSummary,
+} from '../../domain/reaction-store.ts';
+import { appendChange } from './changes.ts';
+import type { PostgresSession } from './postgres-store.ts';
+import { iso } from './room-sql.ts';
+
+/** A message's emoji, counted, for `me` = $me; one row per emoji, by its earliest reaction. */
+const EMOJI_COUNTS = (message: string, me: string) => `SELECT emoji, count(*)::integer AS count,
+    coalesce(bool_or(subject = ${me}), false) AS me, min(position) AS first
+  FROM reactions WHERE message_id = ${message} GROUP BY emoji`;
+
+const SUMMARY = `SELECT m.room, r.emoji, r.count, r.me FROM messages m
+  LEFT JOIN LATERAL (${EMOJI_COUNTS('m.id', '$2::text')}) r ON true
+  WHERE m.id = $1::uuid ORDER BY r.first`;
+
+/** Reactors after `$3`'s place ($3 null: from the first); `found` is false when $3 has none. */
+const REACTORS = `SELECT m.room, p.subject, ${iso('p.created_at')} AS "createdAt",
+    ($3::text IS NULL OR a.after IS NOT NULL) AS found
+  FROM messages m
+  CROSS JOIN LATERAL (SELECT CASE WHEN $3::text IS NULL THEN 0 ELSE (
+    SELECT position FROM reactions WHERE message_id = m.id AND emoji = $2 AND subject = $3::text)
+    END AS after) a
+  LEFT JOIN LATERAL (
+    SELECT subject, created_at, position FROM reactions
+    WHERE message_id = m.id AND emoji = $2 AND position > a.after
+    ORDER BY position LIMIT $4::integer + 1
+  ) p ON true
+  WHERE m.id = $1::uuid ORDER BY p.position`;
+
+/** Only messages of rooms $3 may read (room-access.ts mayRead, as list-sql.ts says it). */
+const READABLE = `WHERE (NOT EXISTS (SELECT 1 FROM rooms WHERE rooms.name = m.room
+    AND rooms.visibility = 'private')
+  OR EXISTS (SELECT 1 FROM memberships WHERE memberships.room = m.room
+    AND memberships.subject = $3::text))`;
+
+/**
+ * The summaries of the asked messages in one statement: each id found by key,
+ * its reactions grouped on the index; a message with none has one row with a
+ * null emoji. In the order asked ($1, no repeats).
+ */
+function batchSql(readable: boolean): string {
+  return `SELECT a.n, m.id::text AS id, r.emoji, r.count, r.me
+    FROM unnest($1::uuid[]) WITH ORDINALITY AS a(id, n)
+    JOIN messages m ON m.id = a.id
+    LEFT JOIN LATERAL (${EMOJI_COUNTS('m.id', '$2::text')}) r ON true
+    ${readable ? READABLE : ''}
+    ORDER BY a.n, r.first`;
+}
+
+/**
+ * The facts of one reaction of a message, read after its row lock was taken:
+ * in a statement of its own, so that its snapshot (READ COMMITTED: one per
+ * statement) holds every write of the message committed before the lock was
+ * granted. Read in the locking statement, they would be as of before the wait.
+ */
+const FACTS = `SELECT m.room,
+    (SELECT ${iso('created_at')} FROM reactions
+      WHERE message_id = m.id AND emoji = $2 AND subject = $3) AS current_at,
+    (SELECT count(DISTINCT emoji) FROM reactions WHERE message_id = m.id)::integer AS emoji_count,
+    EXISTS (SELECT 1 FROM reactions WHERE message_id = m.id AND emoji = $2) AS emoji_present
+  FROM messages m WHERE m.id = $1::uuid`;
+
+interface FactsRow {
+  room: string;
+  current_at: string | null;
+  emoji_count: number;
+  emoji_present: boolean;
+}
+
+interface SummaryRow {
+  emoji: string | null;
+  count: number;
+  me: boolean;
+}
+
+export class PostgresReactions implements ReactionStore {
+  readonly #session: PostgresSession;
+
+  constructor(session: PostgresSession) {
+    this.#session = session;
+  }
+
+  put(
+    messageId: string,
+    emoji: string,
+    subject: string,
+    now: string,
+    decide: (facts: ReactionFacts) => void,
+  ): Promise<ReactionWriteOutcome> {
+    return this.#session.transaction(async (client) => {
+      const facts = await lockFacts(client, messageId, emoji, subject);
+      decide(facts);
+      if (facts.current !== undefined) return { reaction: facts.current, created: false };
+      const reaction: Reaction = { messageId, room: facts.room!, emoji, subject, createdAt: now };
+      await client.query({
+        name: 'insert-reaction',
+        text: `INSERT INTO reactions (message_id, emoji, subject, room, created_at)
+          VALUES ($1, $2, $3, $4, $5)`,
+        values: [messageId, emoji, subject, reaction.room, now],
+      });
+      // The change log's lock comes last, after every row lock (see migrations.ts).
+      await appendChange(client, reactionAdded(reaction));
+      return { reaction, created: true };
+    });
+  }
+
+  remove(
+    messageId: string,
+    emoji: string,
+    subject: string,
+    decide: (facts: ReactionFacts) => void,
+  ): Promise<Reaction> {
+    return this.#session.transaction(async (client) => {
+      const facts = await lockFacts(client, messageId, emoji, subject);
+      decide(facts);
+      if (facts.current === undefined) throw new Error('decide let a missing reaction be removed');
+      await client.query({
+        name: 'delete-reaction',
+        text: 'DELETE FROM reactions WHERE message_id = $1 AND emoji = $2 AND subject = $3',
+        values: [messageId, emoji, subject],
+      });
+      await appendChange(client, reactionRemoved(facts.current));
+      return facts.current;
+    });
+  }
+
+  async summary(messageId: string, subject: string | null): Promise<RoomedSummary | undefined> {
+    const rows = await this.#session.query<SummaryRow & { room: string }>(
+      'reaction-summary',
+      SUMMARY,
+      [messageId, subject],
+    );
+    if (rows.length === 0) return undefined;
+    return { room: rows[0]!.room, reactions: summariesOf(rows) };
+  }
+
+  async reactors(
+    messageId: string,
+    emoji: string,
+    query: { readonly after?: string; readonly limit: number },
+  ): Promise<ReactorPage | undefined> {
+    const rows = await this.#session.query<{
+      room: string;
+      subject: string | null;
+      createdAt: string | null;
+      found: boolean;
+    }>('reaction-reactors', REACTORS, [messageId, emoji, query.after ?? null, query.limit]);
+    const first = rows[0];
+    if (first === undefined) return undefined;
+    const items: Reaction[] = rows
+      .filter((r) => r.subject !== null)
+      .map((r) => ({
+        messageId,
+        room: first.room,
+        emoji,
+        subject: r.subject!,
+        createdAt: r.createdAt!,
+      }));
+    const more = items.length > query.limit;
+    if (more) items.length = query.limit;
+    return { room: first.room, items, more, afterFound: first.found };
+  }
+
+  async summaries(
+    messageIds: readonly string[],
+    subject: string | null,
+    readableBy?: string,
+  ): Promise<MessageReactions[]> {
+    const rows = await (readableBy === undefined
+      ? this.#session.query<SummaryRow & { id: string }>('reaction-summaries', batchSql(false), [
+          messageIds,
+          subject,
+        ])
+      : this.#session.query<SummaryRow & { id: string }>(
+          'reaction-summaries-readable',
+          batchSql(true),
+          [messageIds, subject, readableBy],
+        ));
+    const out: MessageReactions[] = [];
+    let last: { messageId: string; reactions: ReactionSummary[] } | undefined;
+    for (const row of rows) {
+      if (last === undefined || last.messageId !== row.id) {
+        last = { messageId: row.id, reactions: [] };
+        out.push(last);
+      }
+      if (row.emoji !== null)
+        last.reactions.push({ emoji: row.emoji, count: row.count, me: row.me });
+    }
+    return out;
+  }
+}
+
+/** Within a message's delete (its row locked): its reactions go with it, no change of their own. */
+export async function removeReactionsOf(client: pg.PoolClient, messageId: string): Promise<void> {
+  await client.query({
+    name: 'delete-message-reactions',
+    text: 'DELETE FROM reactions WHERE message_id = $1',
+    values: [messageId],
+  });
+}
+
+async function lockFacts(
+  client: pg.PoolClient,
+  messageId: string,
+  emoji: string,
+  subject: string,
+): Promise<ReactionFacts> {
+  await client.query({
+    name: 'lock-message-for-reaction',
+    text: 'SELECT 1 FROM messages WHERE id = $1::uuid FOR UPDATE',
+    values: [messageId],
+  });
+  const { rows } = await client.query<FactsRow>({
+    name: 'reaction-facts',
+    text: FACTS,
+    values: [messageId, emoji, subject],
+  });
+  const row = rows[0];
+  if (row === undefined) {
+    return { room: undefined, current: undefined, emojiCount: 0, emojiPresent: false };
+  }
+  return {
+    room: row.room,
+    current:
+      row.current_at === null
+        ? undefined
+        : { messageId, room: row.room, emoji, subject, createdAt: row.current_at },
+    emojiCount: row.emoji_count,
+    emojiPresent: row.emoji_present,
+  };
+}
+
+function summariesOf(rows: readonly SummaryRow[]): ReactionSummary[] {
+  return rows
+    .filter((r) => r.emoji !== null)
+    .map((r) => ({ emoji: r.emoji!, count: r.count, me: r.me }));
+}

@@ -1,0 +1,240 @@
+/**
+ * Reactions on SQLite: a row per (message, emoji, subject) with the room, its
+ * createdAt and its place among the message's reactions (max + 1 within the
+ * message: the order they were made). Every write through the group commit
+ * with its change; the (message, emoji, place) index serves the summary, the
+ * reactors of an emoji and the batch of summaries.
+ */
+import type { Statement } from 'better-sqlite3';
+import type { MessageReactions, Reaction, ReactionSummary } from '../../domain/reaction.ts';
+import { reactionAdded, reactionRemoved } from '../../domain/reaction-changes.ts';
+import type {
+  ReactionFacts,
+  ReactionStore,
+  ReactionWriteOutcome,
+  ReactorPage,
+  RoomedSummary,
+} from '../../domain/reaction-store.ts';
+import type { SqliteChangeLog } from './changes.ts';
+import { toStoreError } from './errors.ts';
+import type { SqliteSession } from './sqlite-store.ts';
+
+type SummaryRow = [string, number, number];
+type BatchRow = [number, string, string | null, number, number];
+
+/** A message's emoji, counted, by their earliest current reaction. Parameters: @id, @me. */
+const SUMMARY_SQL = `SELECT emoji, count(*), coalesce(max(subject = @me), 0) FROM reactions
+  WHERE message_id = @id GROUP BY emoji ORDER BY min(position)`;
+
+/** Only messages of rooms @reader may read (room-access.ts mayRead, as list-sql.ts says it). */
+const READABLE = `AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.name = m.room
+  AND r.visibility = 'private'
+  AND NOT EXISTS (SELECT 1 FROM memberships s WHERE s.room = r.name AND s.subject = @reader))`;
+
+/**
+ * The summaries of the asked messages in one statement: each id found by key,
+ * its reactions grouped on the (message, emoji, place) index; a message with
+ * none has one row with a null emoji. Parameters: @ids (a JSON array), @me.
+ */
+function batchSql(readable: boolean): string {
+  return `SELECT a.key, m.id, r.emoji, count(r.subject), coalesce(max(r.subject = @me), 0)
+    FROM json_each(@ids) a
+    JOIN messages m ON m.id = a.value ${readable ? READABLE : ''}
+    LEFT JOIN reactions r ON r.message_id = m.id
+    GROUP BY a.key, r.emoji
+    ORDER BY a.key, min(r.position)`;
+}
+
+export class SqliteReactions implements ReactionStore {
+  readonly #session: SqliteSession;
+  readonly #changes: SqliteChangeLog;
+  readonly #room: Statement;
+  readonly #get: Statement;
+  readonly #emoji: Statement;
+  readonly #insert: Statement;
+  readonly #delete: Statement;
+  readonly #deleteAll: Statement;
+  readonly #summary: Statement;
+  readonly #place: Statement;
+  readonly #reactors: Statement;
+  readonly #batch: Statement;
+  readonly #batchReadable: Statement;
+
+  constructor(session: SqliteSession, changes: SqliteChangeLog) {
+    this.#session = session;
+    this.#changes = changes;
+    const db = session.db;
+    this.#room = db.prepare('SELECT room FROM messages WHERE id = ?').pluck();
+    this.#get = db
+      .prepare(
+        'SELECT created_at FROM reactions WHERE message_id = ? AND emoji = ? AND subject = ?',
+      )
+      .pluck();
+    this.#emoji = db
+      .prepare(
+        `SELECT count(DISTINCT emoji) AS count, coalesce(max(emoji = @emoji), 0) AS present
+         FROM reactions WHERE message_id = @id`,
+      )
+      .raw();
+    this.#insert = db.prepare(
+      `INSERT INTO reactions (message_id, emoji, subject, room, created_at, position)
+       VALUES (@id, @emoji, @subject, @room, @createdAt,
+         (SELECT coalesce(max(position), 0) + 1 FROM reactions WHERE message_id = @id))`,
+    );
+    this.#delete = db.prepare(
+      'DELETE FROM reactions WHERE message_id = ? AND emoji = ? AND subject = ?',
+    );
+    this.#deleteAll = db.prepare('DELETE FROM reactions WHERE message_id = ?');
+    this.#summary = db.prepare(SUMMARY_SQL).raw();
+    this.#place = db
+      .prepare('SELECT position FROM reactions WHERE message_id = ? AND emoji = ? AND subject = ?')
+      .pluck();
+    this.#reactors = db
+      .prepare(
+        `SELECT subject, created_at FROM reactions
+         WHERE message_id = @id AND emoji = @emoji AND position > @after
+         ORDER BY position LIMIT @limit`,
+      )
+      .raw();
+    this.#batch = db.prepare(batchSql(false)).raw();
+    this.#batchReadable = db.prepare(batchSql(true)).raw();
+  }
+
+  put(
+    messageId: string,
+    emoji: string,
+    subject: string,
+    now: string,
+    decide: (facts: ReactionFacts) => void,
+  ): Promise<ReactionWriteOutcome> {
+    return this.#session.write(() => {
+      const facts = this.#facts(messageId, emoji, subject);
+      decide(facts);
+      if (facts.current !== undefined) return { reaction: facts.current, created: false };
+      const reaction: Reaction = { messageId, room: facts.room!, emoji, subject, createdAt: now };
+      this.#insert.run({ id: messageId, emoji, subject, room: reaction.room, createdAt: now });
+      this.#changes.add(reactionAdded(reaction));
+      return { reaction, created: true };
+    });
+  }
+
+  remove(
+    messageId: string,
+    emoji: string,
+    subject: string,
+    decide: (facts: ReactionFacts) => void,
+  ): Promise<Reaction> {
+    return this.#session.write(() => {
+      const facts = this.#facts(messageId, emoji, subject);
+      decide(facts);
+      if (facts.current === undefined) throw new Error('decide let a missing reaction be removed');
+      this.#delete.run(messageId, emoji, subject);
+      this.#changes.add(reactionRemoved(facts.current));
+      return facts.current;
+    });
+  }
+
+  async summary(messageId: string, subject: string | null): Promise<RoomedSummary | undefined> {
+    try {
+      this.#session.snapshot();
+      const room = this.#room.get(messageId) as string | undefined;
+      if (room === undefined) return undefined;
+      const rows = this.#summary.all({ id: messageId, me: subject }) as SummaryRow[];
+      return { room, reactions: rows.map(summaryOf) };
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async reactors(
+    messageId: string,
+    emoji: string,
+    query: { readonly after?: string; readonly limit: number },
+  ): Promise<ReactorPage | undefined> {
+    try {
+      this.#session.snapshot();
+      const room = this.#room.get(messageId) as string | undefined;
+      if (room === undefined) return undefined;
+      const after =
+        query.after === undefined
+          ? 0
+          : (this.#place.get(messageId, emoji, query.after) as number | undefined);
+      if (after === undefined) return { room, items: [], more: false, afterFound: false };
+      const rows = this.#reactors.all({
+        id: messageId,
+        emoji,
+        after,
+        limit: query.limit + 1,
+      }) as [string, string][];
+      const more = rows.length > query.limit;
+      if (more) rows.length = query.limit;
+      const items = rows.map(([reactor, createdAt]) => ({
+        messageId,
+        room,
+        emoji,
+        subject: reactor,
+        createdAt,
+      }));
+      return { room, items, more, afterFound: true };
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async summaries(
+    messageIds: readonly string[],
+    subject: string | null,
+    readableBy?: string,
+  ): Promise<MessageReactions[]> {
+    try {
+      this.#session.snapshot();
+      const ids = JSON.stringify(messageIds);
+      const rows = (
+        readableBy === undefined
+          ? this.#batch.all({ ids, me: subject })
+          : this.#batchReadable.all({ ids, me: subject, reader: readableBy })
+      ) as BatchRow[];
+      return groupSummaries(rows);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  /** Within a message's delete: its reactions go with it (no change of their own). */
+  removeAllOf(messageId: string): void {
+    this.#deleteAll.run(messageId);
+  }
+
+  #facts(messageId: string, emoji: string, subject: string): ReactionFacts {
+    const room = this.#room.get(messageId) as string | undefined;
+    if (room === undefined) {
+      return { room, current: undefined, emojiCount: 0, emojiPresent: false };
+    }
+    const createdAt = this.#get.get(messageId, emoji, subject) as string | undefined;
+    const [count, present] = this.#emoji.get({ id: messageId, emoji }) as [number, number];
+    return {
+      room,
+      current: createdAt === undefined ? undefined : { messageId, room, emoji, subject, createdAt },
+      emojiCount: count,
+      emojiPresent: present === 1,
+    };
+  }
+}
+
+function summaryOf(row: SummaryRow): ReactionSummary {
+  return { emoji: row[0], count: row[1], me: row[2] === 1 };
+}
+
+/** Rows in the asked order, one per (message, emoji), into one entry per message. */
+function groupSummaries(rows: readonly BatchRow[]): MessageReactions[] {
+  const out: MessageReactions[] = [];
+  let last: { messageId: string; reactions: ReactionSummary[] } | undefined;
+  for (const [, id, emoji, count, me] of rows) {
+    if (last === undefined || last.messageId !== id) {
+      last = { messageId: id, reactions: [] };
+      out.push(last);
+    }
+    if (emoji !== null) last.reactions.push({ emoji, count, me: me === 1 });
+  }
+  return out;
+}

@@ -1,0 +1,172 @@
+/**
+ * reaction.added and reaction.removed over a real socket (SSE), on every
+ * engine: their data (the reaction), in the one change sequence, nothing for
+ * a PUT that changes nothing nor for the reactions a message's delete takes
+ * along; with auth on, delivered to the streams whose subject may read the
+ * room and to no other.
+ *
+ * "Nothing arrives" is never a timed wait: a later change the stream must
+ * receive (a sentinel) proves that every earlier one was delivered or skipped.
+ */
+import assert from 'node:assert/strict';
+import { after, it } from 'node:test';
+import type { Message } from '../../src/domain/message.ts';
+import type { Reaction } from '../../src/domain/reaction.ts';
+import { AUTH } from '../auth/tokens.ts';
+import { assertStrictlyIncreasing } from '../events/event-helpers.ts';
+import { connectSse, type SseClient } from '../events/sse-client.ts';
+import { eachEngine, uniqueRoom, type ContractApp } from '../http/http-contract.ts';
+import { baseUrl, callerFor, type Caller } from '../rooms/rooms-support.ts';
+import { react, reactionPath } from './reactions-support.ts';
+
+interface Change {
+  readonly seq: number;
+  readonly event: string;
+  readonly data: Record<string, unknown>;
+}
+
+function changes(client: SseClient): Change[] {
+  return client.events
+    .filter((e) => e.event !== 'reset')
+    .map((e) => ({
+      seq: Number(e.id),
+      event: e.event,
+      data: JSON.parse(e.data) as Record<string, unknown>,
+    }));
+}
+
+function streams(app: () => ContractApp) {
+  const open: SseClient[] = [];
+  after(() => {
+    for (const client of open) client.close();
+  });
+  return async (caller: Caller, path = '/api/events'): Promise<SseClient> => {
+    const client = await connectSse(`${await baseUrl(app())}${path}`, { headers: caller.auth });
+    assert.equal(client.status, 200);
+    open.push(client);
+    return client;
+  };
+}
+
+/** Posts a message to a public room of its own and waits until each client has it. */
+async function sentinel(poster: Caller, ...clients: SseClient[]): Promise<Message> {
+  const message = await poster.post(`sentinel-${uniqueRoom()}`, 'sentinel');
+  for (const client of clients) {
+    await client.waitFor(
+      (c) => changes(c).some((e) => e.event === 'message.created' && e.data.id === message.id),
+      'the sentinel',
+    );
+  }
+  return message;
+}
+
+/** The reaction events before the sentinel. */
+function reactionsBefore(client: SseClient, mark: Message): Change[] {
+  const all = changes(client);
+  const index = all.findIndex((e) => e.data.id === mark.id);
+  assert.ok(index >= 0, 'the sentinel arrived');
+  return all.slice(0, index).filter((e) => e.event.startsWith('reaction.'));
+}
+
+const HEARTBEAT_MS = 100;
+
+eachEngine(
+  'reaction events (auth off)',
+  (_engine, shared) => {
+    const open = streams(shared);
+
+    it('added and removed carry the reaction; a no-op PUT and a message’s delete add none', async () => {
+      const ada = await callerFor(shared(), false, 'ada');
+      const bob = await callerFor(shared(), false, 'bob');
+      const room = uniqueRoom();
+      const message = await ada.post(room, 'react');
+      const stream = await open(ada, `/api/events?room=${room}`);
+      const thumbs = await react(ada, message.id, '👍');
+      await react(ada, message.id, '👍', 200); // no-op: no event
+      const party = await react(bob, message.id, '🎉');
+      const removed = await ada.delete(reactionPath(message.id, '👍', 'ada'));
+      assert.equal(removed.statusCode, 200);
+      assert.equal((await ada.delete(`/api/messages/${message.id}`)).statusCode, 200);
+      const last = await ada.post(room, 'last');
+      await stream.waitFor((c) => changes(c).some((e) => e.data.id === last.id), 'the last');
+      const got = changes(stream);
+      assert.deepEqual(
+        got.map((e) => e.event),
+        [
+          'reaction.added',
+          'reaction.added',
+          'reaction.removed',
+          'message.deleted',
+          'message.created',
+        ],
+        'the party reaction goes with the message, without an event',
+      );
+      assertStrictlyIncreasing(
+        got.map((e) => e.seq),
+        'ids',
+      );
+      assert.deepEqual(got[0]!.data, thumbs);
+      assert.deepEqual(got[1]!.data, party);
+      assert.deepEqual(got[2]!.data, removed.json<Reaction>());
+      assert.deepEqual(got[3]!.data, message, 'the message is unchanged by its reactions');
+    });
+  },
+  { eventsHeartbeatMs: HEARTBEAT_MS },
+);
+
+eachEngine(
+  'reaction events (auth on)',
+  (_engine, shared) => {
+    const open = streams(shared);
+    const as = (sub: string, admin = false) => callerFor(shared(), true, sub, admin);
+
+    it('reach the streams of those who may read the room, and no non-member of a private room', async () => {
+      const ada = await as('ada');
+      const bob = await as('bob');
+      const carol = await as('carol');
+      const root = await as('root', true);
+      const hidden = uniqueRoom();
+      await ada.putRoom(hidden, { visibility: 'private' });
+      await ada.putMember(hidden, 'carol');
+      const secret = await ada.post(hidden, 'secret');
+      const public_ = await ada.post(uniqueRoom(), 'open');
+      const adaAll = await open(ada);
+      const carolAll = await open(carol);
+      const carolRoom = await open(carol, `/api/events?room=${hidden}`);
+      const rootAll = await open(root);
+      const bobAll = await open(bob);
+      const added = await react(carol, secret.id, '👍');
+      const removed = await ada.delete(reactionPath(secret.id, '👍', 'carol'));
+      assert.equal(removed.statusCode, 403, 'not ada’s to remove');
+      const gone = await root.delete(reactionPath(secret.id, '👍', 'carol'));
+      assert.equal(gone.statusCode, 200, gone.body);
+      const visible = await react(bob, public_.id, '🎉');
+      const mark = await sentinel(ada, adaAll, carolAll, rootAll, bobAll);
+      const expectedHidden = [
+        { event: 'reaction.added', data: added },
+        { event: 'reaction.removed', data: gone.json<Reaction>() },
+      ];
+      const expectedPublic = { event: 'reaction.added', data: visible };
+      for (const client of [adaAll, carolAll, rootAll]) {
+        assert.deepEqual(
+          reactionsBefore(client, mark).map(({ event, data }) => ({ event, data })),
+          [...expectedHidden, expectedPublic],
+        );
+      }
+      assert.deepEqual(
+        reactionsBefore(bobAll, mark).map(({ event, data }) => ({ event, data })),
+        [expectedPublic],
+        'nothing of the private room reaches a non-member',
+      );
+      await carolRoom.waitFor(
+        (c) => changes(c).filter((e) => e.event.startsWith('reaction.')).length === 2,
+        'the room’s two reaction events',
+      );
+      assert.deepEqual(
+        changes(carolRoom).map(({ event, data }) => ({ event, data })),
+        expectedHidden,
+      );
+    });
+  },
+  { ...AUTH, eventsHeartbeatMs: HEARTBEAT_MS },
+);
