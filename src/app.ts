@@ -10,6 +10,7 @@ import { ChangeFeed } from './domain/change-feed.ts';
 import { IdempotencyService } from './domain/idempotency.ts';
 import { MessageService } from './domain/message-service.ts';
 import { ReactionService } from './domain/reaction-service.ts';
+import { RoomActivity } from './domain/room-activity.ts';
 import { RoomService } from './domain/room-service.ts';
 import type { Store } from './domain/store.ts';
 import { buildHttpApp } from './http/http-app.ts';
@@ -53,15 +54,25 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   );
   await store.migrate();
   const access = new AccessView(store.rooms);
-  const changeFeed = new ChangeFeed(
+  // The rooms' newest messages: kept by every batch of the feed, loaded as room lists ask.
+  const activity: RoomActivity = new RoomActivity({
+    recent: (names, perRoom) => store.messages.recent(names, perRoom),
+    get head(): number {
+      return changeFeed.head;
+    },
+    changesSince: (after, limit) => changeFeed.changesSince(after, limit),
+  });
+  const changeFeed: ChangeFeed = new ChangeFeed(
     store.changes,
     (err) => log.error({ err }, 'change feed read failed'),
-    access,
+    [access, activity],
   );
   const rooms = new RoomService({
     rooms: store.rooms,
     members: store.members,
     readMarkers: store.readMarkers,
+    activity,
+    changesReached: (seq) => changeFeed.reached(seq),
     now,
     onChange: () => changeFeed.wake(),
   });

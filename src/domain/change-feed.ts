@@ -45,7 +45,7 @@ export class ChangeFeed {
   readonly #log: ChangeLog;
   readonly #onError: (error: unknown) => void;
   readonly #listeners = new Set<ChangeListener>();
-  readonly #follower: FeedFollower | undefined;
+  readonly #followers: readonly FeedFollower[];
   readonly #waiters = new Set<{ readonly seq: number; readonly resolve: () => void }>();
   #head = 0;
   #reading = false;
@@ -54,10 +54,14 @@ export class ChangeFeed {
   #stopWatching: (() => Promise<void>) | undefined;
   #poll: NodeJS.Timeout | undefined;
 
-  constructor(log: ChangeLog, onError: (error: unknown) => void, follower?: FeedFollower) {
+  constructor(
+    log: ChangeLog,
+    onError: (error: unknown) => void,
+    followers: readonly FeedFollower[] = [],
+  ) {
     this.#log = log;
     this.#onError = onError;
-    this.#follower = follower;
+    this.#followers = followers;
   }
 
   /** The newest change this feed has handed out: a new subscriber gets every change after it. */
@@ -71,7 +75,7 @@ export class ChangeFeed {
 
   async start(): Promise<void> {
     this.#head = (await this.#log.bounds()).latest;
-    await this.#follower?.load();
+    for (const follower of this.#followers) await follower.load();
     this.#started = true;
     this.#stopWatching = this.#log.watch(() => this.wake());
     this.#poll = setInterval(() => this.wake(), POLL_MS);
@@ -147,7 +151,7 @@ export class ChangeFeed {
           const changes = await this.#log.since(after, READ_BATCH);
           if (changes.length === 0 || !this.#started) break;
           this.#head = changes[changes.length - 1]!.seq;
-          this.#follower?.apply(changes);
+          for (const follower of this.#followers) follower.apply(changes);
           const batch: ChangeBatch = { after, changes };
           for (const listener of this.#listeners) {
             try {

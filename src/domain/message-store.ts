@@ -8,6 +8,7 @@
 import type { IdempotencyClaim } from './idempotency-store.ts';
 import type { ListQuery, Message, NewMessage } from './message.ts';
 import type { RevisionPage } from './revision.ts';
+import type { LastMessage } from './room.ts';
 
 /** Decides, inside the write's transaction, whether the write may go on; throws an AppError if not. */
 export type WriteCheck = (current: Message) => void;
@@ -51,6 +52,12 @@ export interface MessageText {
   readonly version: number;
   /** Its room, for the access rule. */
   readonly room: string;
+}
+
+/** The newest messages of rooms, newest first, and the log's latest seq in the same snapshot. */
+export interface RecentMessages {
+  readonly seq: number;
+  readonly rooms: ReadonlyMap<string, readonly LastMessage[]>;
 }
 
 export interface MessageStore {
@@ -105,4 +112,11 @@ export interface MessageStore {
    * latest sequence number (as ChangeLog.bounds() would say it).
    */
   list(query: ListQuery & { readonly limit: number }): Promise<MessagePage>;
+
+  /**
+   * The newest `perRoom` messages of each room (id, author, createdAt), newest
+   * first, in one snapshot with the change log's latest seq; a room with none
+   * is absent.
+   */
+  recent(rooms: readonly string[], perRoom: number): Promise<RecentMessages>;
 }

@@ -7,7 +7,9 @@
 import { AppError, ErrorKinds } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { isSelf, isSelfOrAdmin, mayManage, mayRead } from './room-access.ts';
+import type { RoomActivity } from './room-activity.ts';
 import { RoomGate, assertReadable, noSuchRoom } from './room-gate.ts';
+import { userRooms } from './user-rooms.ts';
 import type {
   Membership,
   PutMembershipBody,
@@ -42,6 +44,10 @@ export interface RoomServiceDeps {
   readonly rooms: RoomStore;
   readonly members: MemberStore;
   readonly readMarkers: ReadMarkerStore;
+  /** The rooms' newest messages, kept in step with the change feed (for room lists). */
+  readonly activity: RoomActivity;
+  /** Resolves once the change feed has handed out every change up to `seq`. */
+  readonly changesReached: (seq: number) => Promise<void>;
   readonly now: () => Date;
   /** Called after every committed change, so change listeners read the log. */
   readonly onChange: () => void;
@@ -247,7 +253,7 @@ export class RoomService {
   /** The subject's rooms, most recent activity first: its own list, or any with the admin role. */
   async roomsOf(subject: string, limit: number, actor: Actor | null): Promise<UserRoom[]> {
     assertOwnOrAdmin(actor, subject, 'room lists');
-    return this.#deps.members.roomsOf(subject, limit);
+    return userRooms(this.#deps, subject, limit);
   }
 
   #nowIso(): string {

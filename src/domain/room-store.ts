@@ -8,7 +8,7 @@
  * the caller's `decide`, and stores what it answers (or rolls back when it
  * throws).
  */
-import type { Membership, ReadMarker, Role, Room, UserRoom, Visibility } from './room.ts';
+import type { Membership, ReadMarker, Role, Room, Visibility } from './room.ts';
 
 /** One room as the access rule sees it, for one subject. */
 export interface RoomFacts {
@@ -143,12 +143,23 @@ export interface MemberStore {
   ): Promise<ObjectPage<Membership>>;
 
   /**
-   * The rooms `subject` is a member of with its role, the newest message, its
-   * marker and unread count: most recent activity first (the later of the
-   * newest message's createdAt and the room's createdAt; ties by name), at
-   * most `limit`.
+   * Every room `subject` is a member of, with its role and read marker, in
+   * one snapshot with the change log's latest seq (the newest messages and
+   * unread counts come from room-activity.ts).
    */
-  roomsOf(subject: string, limit: number): Promise<UserRoom[]>;
+  memberRooms(subject: string): Promise<MemberRooms>;
+}
+
+export interface MemberRoom {
+  readonly room: Room;
+  readonly role: Role;
+  readonly lastRead: string | null;
+}
+
+export interface MemberRooms {
+  readonly rooms: readonly MemberRoom[];
+  /** The change log's latest seq in the same snapshot. */
+  readonly seq: number;
 }
 
 /** What a marker write decides on, read inside its transaction. */

@@ -10,7 +10,11 @@ import { describe, it } from 'node:test';
 import { v7 as uuidv7 } from 'uuid';
 import type { Change } from '../../src/domain/change.ts';
 import type { Message, NewMessage } from '../../src/domain/message.ts';
+import { ChangeFeed } from '../../src/domain/change-feed.ts';
+import { MAX_UNREAD, type UserRoom } from '../../src/domain/room.ts';
+import { RoomActivity, WINDOW_SIZE } from '../../src/domain/room-activity.ts';
 import type { RoomValues } from '../../src/domain/room-store.ts';
+import { userRooms } from '../../src/domain/user-rooms.ts';
 import type { Store } from '../../src/domain/store.ts';
 import { skipUnlessEngine, type Engine } from '../support/engines.ts';
 import { withStore } from '../support/open-store.ts';
@@ -43,6 +47,42 @@ async function changesAfter(store: Store, seq: number) {
 
 async function latest(store: Store): Promise<number> {
   return (await store.changes.bounds()).latest;
+}
+
+/**
+ * A subject's room list as the service answers it: the store's memberships and
+ * markers, and the rooms' windows kept by a change feed over the store's log.
+ */
+async function withRoomLists(
+  store: Store,
+  fn: (roomsOf: (subject: string, limit: number) => Promise<UserRoom[]>) => Promise<void>,
+) {
+  const activity: RoomActivity = new RoomActivity({
+    recent: (rooms, perRoom) => store.messages.recent(rooms, perRoom),
+    get head(): number {
+      return feed.head;
+    },
+    changesSince: (after, limit) => feed.changesSince(after, limit),
+  });
+  const feed: ChangeFeed = new ChangeFeed(
+    store.changes,
+    (error) => {
+      throw error;
+    },
+    [activity],
+  );
+  await feed.start();
+  const deps = {
+    members: store.members,
+    readMarkers: store.readMarkers,
+    activity,
+    changesReached: (seq: number) => feed.reached(seq),
+  };
+  try {
+    await fn((subject, limit) => userRooms(deps, subject, limit));
+  } finally {
+    await feed.stop();
+  }
 }
 
 async function createRoom(store: Store, name: string, values = publicRoom, creator?: string) {
@@ -454,61 +494,153 @@ export function roomStoreContract(engine: Engine): void {
     });
 
     describe("a subject's rooms", () => {
-      test('latest activity first (newest message or creation), ties by name; lastMessage, marker and unread', async (store) => {
-        await createRoom(store, 'quiet', publicRoom, 'ada');
-        const busy = await store.messages.create(newMessage({ room: 'busy', author: 'ada' }));
-        const fromBob = await store.messages.create(newMessage({ room: 'busy', author: 'bob' }));
-        await createRoom(store, 'newer', publicRoom, 'ada');
-        await createRoom(store, 'notmine', publicRoom, 'bob');
-        const rooms = await store.members.roomsOf('ada', 100);
-        assert.deepEqual(
-          rooms.map((r) => [r.name, r.role, r.lastMessage, r.lastRead, r.unread]),
-          [
-            ['newer', 'owner', null, null, 0],
+      test('latest activity first (newest message or creation), ties by name; lastMessage, marker and unread', (store) =>
+        withRoomLists(store, async (roomsOf) => {
+          await createRoom(store, 'quiet', publicRoom, 'ada');
+          const busy = await store.messages.create(newMessage({ room: 'busy', author: 'ada' }));
+          const fromBob = await store.messages.create(newMessage({ room: 'busy', author: 'bob' }));
+          await createRoom(store, 'newer', publicRoom, 'ada');
+          await createRoom(store, 'notmine', publicRoom, 'bob');
+          const rooms = await roomsOf('ada', 100);
+          assert.deepEqual(
+            rooms.map((r) => [r.name, r.role, r.lastMessage, r.lastRead, r.unread]),
             [
-              'busy',
-              'owner',
-              { id: fromBob.id, author: 'bob', createdAt: fromBob.createdAt },
-              null,
-              1,
+              ['newer', 'owner', null, null, 0],
+              [
+                'busy',
+                'owner',
+                { id: fromBob.id, author: 'bob', createdAt: fromBob.createdAt },
+                null,
+                1,
+              ],
+              ['quiet', 'owner', null, null, 0],
             ],
-            ['quiet', 'owner', null, null, 0],
-          ],
-        );
-        assert.deepEqual((await store.members.roomsOf('ada', 100))[0], {
-          ...(await store.rooms.get('newer'))!,
-          role: 'owner',
-          lastMessage: null,
-          lastRead: null,
-          unread: 0,
-        });
-        await store.readMarkers.put('busy', 'ada', busy.id, () => true);
-        const again = await store.members.roomsOf('ada', 2);
-        assert.deepEqual(
-          again.map((r) => [r.name, r.lastRead, r.unread]),
-          [
-            ['newer', null, 0],
-            ['busy', busy.id, 1],
-          ],
-        );
-        const message: Message = await store.messages.create(
-          newMessage({ room: 'quiet', author: 'cy' }),
-        );
-        assert.equal((await store.members.roomsOf('ada', 1))[0]!.name, 'quiet');
-        assert.equal((await store.members.roomsOf('ada', 1))[0]!.lastMessage?.id, message.id);
-        assert.deepEqual(await store.members.roomsOf('nobody', 10), []);
+          );
+          assert.deepEqual((await roomsOf('ada', 100))[0], {
+            ...(await store.rooms.get('newer'))!,
+            role: 'owner',
+            lastMessage: null,
+            lastRead: null,
+            unread: 0,
+          });
+          await store.readMarkers.put('busy', 'ada', busy.id, () => true);
+          const again = await roomsOf('ada', 2);
+          assert.deepEqual(
+            again.map((r) => [r.name, r.lastRead, r.unread]),
+            [
+              ['newer', null, 0],
+              ['busy', busy.id, 1],
+            ],
+          );
+          const message: Message = await store.messages.create(
+            newMessage({ room: 'quiet', author: 'cy' }),
+          );
+          assert.equal((await roomsOf('ada', 1))[0]!.name, 'quiet');
+          assert.equal((await roomsOf('ada', 1))[0]!.lastMessage?.id, message.id);
+          assert.deepEqual(await roomsOf('nobody', 10), []);
+        }));
+
+      test('rooms of the same activity are ordered by name', (store) =>
+        withRoomLists(store, async (roomsOf) => {
+          const at = nextTime();
+          for (const name of ['b', 'A', 'a']) {
+            await store.rooms.put(name, 'ada', 'ada', at, asIs(publicRoom));
+          }
+          assert.deepEqual(
+            (await roomsOf('ada', 10)).map((r) => r.name),
+            ['A', 'a', 'b'],
+          );
+        }));
+
+      test('the memberships and markers come with the latest seq of their snapshot', async (store) => {
+        await createRoom(store, 'mine', publicRoom, 'ada');
+        await store.messages.create(newMessage({ room: 'mine', author: 'bob' }));
+        const found = await store.members.memberRooms('ada');
+        assert.equal(found.seq, await latest(store));
+        assert.deepEqual(found.rooms, [
+          { room: (await store.rooms.get('mine'))!, role: 'owner', lastRead: null },
+        ]);
+        assert.deepEqual(await store.members.memberRooms('nobody'), { rooms: [], seq: found.seq });
       });
 
-      test('rooms of the same activity are ordered by name', async (store) => {
-        const at = nextTime();
-        for (const name of ['b', 'A', 'a']) {
-          await store.rooms.put(name, 'ada', 'ada', at, asIs(publicRoom));
+      test("recent: each room's newest messages, newest first, with the latest seq", async (store) => {
+        const made: Message[] = [];
+        for (let i = 0; i < 7; i++) {
+          made.push(
+            await store.messages.create(
+              newMessage({ room: i % 2 ? 'odd' : 'even', author: `a${i}` }),
+            ),
+          );
         }
-        assert.deepEqual(
-          (await store.members.roomsOf('ada', 10)).map((r) => r.name),
-          ['A', 'a', 'b'],
-        );
+        const recent = await store.messages.recent(['even', 'odd', 'none'], 3);
+        assert.equal(recent.seq, await latest(store));
+        const short = (m: Message) => ({ id: m.id, author: m.author, createdAt: m.createdAt });
+        assert.deepEqual(recent.rooms.get('even'), [made[6]!, made[4]!, made[2]!].map(short));
+        assert.deepEqual(recent.rooms.get('odd'), [made[5]!, made[3]!, made[1]!].map(short));
+        assert.equal(recent.rooms.has('none'), false);
       });
+
+      test('a room list agrees with the store through creates, deletes and markers, past the windows', (store) =>
+        withRoomLists(store, async (roomsOf) => {
+          // Deterministic pseudo-random steps: rooms of every size, the subject's own messages
+          // among others', markers moved back and forth, deletes of the newest and the marked.
+          // xorshift32: every bit of it is random enough (an LCG's low bits repeat every few steps).
+          let seed = 2463534242;
+          const random = (n: number) => {
+            seed ^= seed << 13;
+            seed ^= seed >>> 17;
+            seed ^= seed << 5;
+            seed >>>= 0;
+            return seed % n;
+          };
+          const rooms = ['r0', 'r1', 'r2', 'r3'];
+          for (const room of rooms) await createRoom(store, room, publicRoom, 'ada');
+          const live = new Map<string, Message[]>(rooms.map((r) => [r, []]));
+          const check = async (step: number) => {
+            const list = await roomsOf('ada', 100);
+            for (const entry of list) {
+              const messages = live.get(entry.name)!;
+              const newest = messages.at(-1);
+              assert.deepEqual(
+                entry.lastMessage,
+                newest === undefined
+                  ? null
+                  : { id: newest.id, author: newest.author, createdAt: newest.createdAt },
+                `step ${step}: newest of ${entry.name}`,
+              );
+              const marker = await store.readMarkers.get(entry.name, 'ada');
+              assert.equal(entry.lastRead, marker.lastRead, `step ${step}`);
+              const expected = Math.min(
+                MAX_UNREAD,
+                messages.filter((m) => m.id > (marker.lastRead ?? '') && m.author !== 'ada').length,
+              );
+              assert.equal(entry.unread, expected, `step ${step}: unread of ${entry.name}`);
+            }
+          };
+          for (let step = 0; step < 1500; step++) {
+            // r0 grows past a window's trim, r3 stays small.
+            const room = rooms[random(10) < 6 ? 0 : 1 + random(3)]!;
+            const messages = live.get(room)!;
+            const op = random(20);
+            if (op < 14 || messages.length === 0) {
+              // A stretch of the subject's own messages: a window then holds fewer than 100 of
+              // others', and a marker older than it needs the store's count.
+              const own = step >= 1100 && step < 1250;
+              const author = own || random(4) === 0 ? 'ada' : random(2) ? 'bob' : 'cy';
+              messages.push(await store.messages.create(newMessage({ room, author })));
+            } else if (op < 17) {
+              const at = random(3) === 0 ? messages.length - 1 : random(messages.length);
+              await store.messages.delete(messages[at]!.id, () => undefined);
+              messages.splice(at, 1);
+            } else {
+              const at = random(messages.length);
+              await store.readMarkers.put(room, 'ada', messages[at]!.id, () => true);
+            }
+            if (step % 23 === 0 || step > 1480) await check(step);
+          }
+          assert.ok(live.get('r0')!.length > 2 * WINDOW_SIZE, 'r0 outgrew a window');
+          await check(1500);
+        }));
     });
 
     describe('messages a subject may read', () => {

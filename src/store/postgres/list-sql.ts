@@ -14,8 +14,8 @@ export const MESSAGE_COLUMNS = `id::text AS id, room, author, content,
   ${iso('created_at')} AS "createdAt", ${iso('updated_at')} AS "updatedAt",
   version, reply_to::text AS "replyTo"`;
 
-const MIN_ID = '00000000-0000-0000-0000-000000000000';
-const MAX_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
+export const MIN_ID = '00000000-0000-0000-0000-000000000000';
+export const MAX_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
 /** The change log's latest sequence number, read in the list's own statement (one snapshot). */
 export const LATEST_SEQ = `(SELECT COALESCE((SELECT max(seq) FROM changes), m.purged_through)

@@ -1,8 +1,10 @@
 /** Memberships on PostgreSQL: each write in a transaction under the room's row lock (room-sql.ts). */
 import type pg from 'pg';
 import { memberAdded, memberRemoved, memberUpdated } from '../../domain/room-changes.ts';
-import type { Membership, Role, UserRoom } from '../../domain/room.ts';
+import type { Membership, Role, Room } from '../../domain/room.ts';
 import type {
+  MemberRoom,
+  MemberRooms,
   MemberStore,
   MembershipFacts,
   MembershipWriteOutcome,
@@ -12,13 +14,11 @@ import { appendChange } from './changes.ts';
 import { LATEST_SEQ } from './list-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import {
-  iso,
   lockFacts,
   MEMBERSHIP_COLUMNS,
   newestMessageSql,
   readMembership,
   ROOM_COLUMNS,
-  unreadSql,
 } from './room-sql.ts';
 
 /** A page and the latest sequence in one statement, as for rooms (rooms.ts). */
@@ -30,36 +30,19 @@ const LIST_MEMBERS = `SELECT l.latest, p.* FROM (SELECT ${LATEST_SEQ} AS latest)
   ) p ON true
   ORDER BY p.subject`;
 
-/**
- * A subject's rooms by activity: per membership (the (subject, room) index)
- * the room, its newest message (one step of the (room, id) index, backwards)
- * and the marker; the unread counts only for the rooms that make the cut.
- */
-export const ROOMS_OF = `SELECT p.*, ${unreadSql('p.name', '$1', 'p.last_read')} AS unread
-  FROM (
-    SELECT ${ROOM_COLUMNS}, ms.role, lm.id::text AS last_id, lm.author AS last_author,
-      ${iso('lm.created_at')} AS last_at, rm.last_read,
-      GREATEST(lm.created_at, r.created_at) AS activity
+/** A subject's rooms with its role and marker (the (subject, room) index), and the latest seq. */
+export const MEMBER_ROOMS = `SELECT l.latest, p.* FROM (SELECT ${LATEST_SEQ} AS latest) l
+  LEFT JOIN LATERAL (
+    SELECT ${ROOM_COLUMNS}, ms.role, rm.last_read::text AS "lastRead"
     FROM memberships ms
       JOIN rooms r ON r.name = ms.room
-      LEFT JOIN LATERAL (
-        SELECT m.id, m.author, m.created_at FROM messages m WHERE m.room = ms.room
-        ORDER BY m.room DESC, m.id DESC LIMIT 1
-      ) lm ON true
       LEFT JOIN read_markers rm ON rm.room = ms.room AND rm.subject = ms.subject
     WHERE ms.subject = $1
-    ORDER BY activity DESC, r.name
-    LIMIT $2
-  ) p
-  ORDER BY p.activity DESC, p.name`;
+  ) p ON true`;
 
-type UserRoomRow = Omit<UserRoom, 'lastMessage' | 'lastRead'> & {
-  last_id: string | null;
-  last_author: string | null;
-  last_at: string | null;
-  last_read: string | null;
-  activity: unknown;
-};
+type MemberRoomRow = { latest: string } & (
+  (Room & { role: Role; lastRead: string | null }) | { [K in keyof Room]: null }
+);
 
 export class PostgresMembers implements MemberStore {
   readonly #session: PostgresSession;
@@ -164,9 +147,24 @@ export class PostgresMembers implements MemberStore {
     };
   }
 
-  async roomsOf(subject: string, limit: number): Promise<UserRoom[]> {
-    const rows = await this.#session.query<UserRoomRow>('rooms-of', ROOMS_OF, [subject, limit]);
-    return rows.map(toUserRoom);
+  async memberRooms(subject: string): Promise<MemberRooms> {
+    const rows = await this.#session.query<MemberRoomRow>('member-rooms', MEMBER_ROOMS, [subject]);
+    const rooms: MemberRoom[] = [];
+    for (const row of rows) {
+      if (row.name === null) continue;
+      const {
+        latest: _latest,
+        role,
+        lastRead,
+        ...room
+      } = row as Room & {
+        latest: string;
+        role: Role;
+        lastRead: string | null;
+      };
+      rooms.push({ room, role, lastRead });
+    }
+    return { rooms, seq: Number(rows[0]!.latest) };
   }
 }
 
@@ -180,23 +178,4 @@ async function membershipFacts(
   const facts = await lockFacts(client, room, actor);
   const current = facts === undefined ? undefined : await readMembership(client, room, subject);
   return { room: facts, current };
-}
-
-function toUserRoom(row: UserRoomRow): UserRoom {
-  return {
-    name: row.name,
-    visibility: row.visibility,
-    topic: row.topic,
-    createdBy: row.createdBy,
-    createdAt: row.createdAt,
-    updatedAt: row.updatedAt,
-    version: row.version,
-    role: row.role,
-    lastMessage:
-      row.last_id === null
-        ? null
-        : { id: row.last_id, author: row.last_author!, createdAt: row.last_at! },
-    lastRead: row.last_read,
-    unread: row.unread,
-  };
 }

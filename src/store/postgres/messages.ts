@@ -13,6 +13,7 @@ import type {
   MessagePage,
   MessageStore,
   MessageText,
+  RecentMessages,
   WriteCheck,
 } from '../../domain/message-store.ts';
 import { createdMessage, updateOutcome } from '../../domain/message-writes.ts';
@@ -24,13 +25,16 @@ import {
 } from '../../domain/revision.ts';
 import { searchText } from '../../domain/search-text.ts';
 import { memberAdded, roomCreated } from '../../domain/room-changes.ts';
-import type { Membership, Room } from '../../domain/room.ts';
+import type { LastMessage, Membership, Room } from '../../domain/room.ts';
 import { appendChange, messageChange } from './changes.ts';
 import { CreateBatcher, type CreateRow } from './create-batcher.ts';
 import {
   listBatchSql,
   listParameters,
+  LATEST_SEQ,
   listSql,
+  MAX_ID,
+  MIN_ID,
   MESSAGE_COLUMNS,
   searchStatement,
 } from './list-sql.ts';
@@ -39,6 +43,22 @@ import type { PostgresSession } from './postgres-store.ts';
 import { PageBatcher, type PageRow } from './page-batcher.ts';
 import { removeReactionsOf } from './reactions.ts';
 import { ReadBatcher } from './read-batcher.ts';
+
+/**
+ * Each room's newest rows ($1 the rooms, $2 how many each) and the latest seq. The room's range
+ * as row comparisons, which only the (room, id) index serves: with `room =` the planner may walk
+ * the primary key backwards instead, through every other room's messages for a quiet room.
+ */
+export const RECENT_MESSAGES = `SELECT l.latest, x.* FROM (SELECT ${LATEST_SEQ} AS latest) l
+  LEFT JOIN LATERAL (
+    SELECT r.room, m.id::text AS id, m.author, ${iso('m.created_at')} AS "createdAt"
+    FROM unnest($1::text[]) AS r(room)
+    CROSS JOIN LATERAL (
+      SELECT m.id, m.author, m.created_at FROM messages m
+      WHERE (m.room, m.id) >= (r.room, '${MIN_ID}'::uuid) AND (m.room, m.id) <= (r.room, '${MAX_ID}'::uuid)
+      ORDER BY m.room DESC, m.id DESC LIMIT $2
+    ) m
+  ) x ON true`;
 
 /** Beyond this many, the known rooms are forgotten (and learnt again by posting). */
 const MAX_KNOWN_ROOMS = 10_000;
@@ -249,6 +269,27 @@ export class PostgresMessages implements MessageStore {
       more: found.length > query.limit,
       latestSeq: Number(rows[0]!.latest),
     };
+  }
+
+  async recent(rooms: readonly string[], perRoom: number): Promise<RecentMessages> {
+    // One statement: one snapshot.
+    const rows = await this.#session.query<{
+      latest: string;
+      room: string | null;
+      id: string | null;
+      author: string;
+      createdAt: string;
+    }>('recent-messages', RECENT_MESSAGES, [rooms, perRoom]);
+    const found = new Map<string, LastMessage[]>();
+    for (const row of rows) {
+      if (row.room === null || row.id === null) continue;
+      let list = found.get(row.room);
+      if (list === undefined) found.set(row.room, (list = []));
+      list.push({ id: row.id, author: row.author, createdAt: row.createdAt });
+    }
+    for (const list of found.values())
+      list.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    return { seq: Number(rows[0]!.latest), rooms: found };
   }
 
   async #searchPage(query: ListQuery & { readonly limit: number }): Promise<PageRow> {

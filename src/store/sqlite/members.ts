@@ -1,8 +1,9 @@
 /** Memberships on SQLite, and a subject's room list; every write through the group commit with its change. */
 import type { Statement } from 'better-sqlite3';
 import { memberAdded, memberRemoved, memberUpdated } from '../../domain/room-changes.ts';
-import type { Membership, Role, UserRoom } from '../../domain/room.ts';
+import type { Membership, Role } from '../../domain/room.ts';
 import type {
+  MemberRooms,
   MemberStore,
   MembershipFacts,
   MembershipWriteOutcome,
@@ -10,7 +11,7 @@ import type {
 } from '../../domain/room-store.ts';
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
-import { unreadSql, type SqliteReadMarkers } from './read-markers.ts';
+import type { SqliteReadMarkers } from './read-markers.ts';
 import { ROOM_COLUMNS, roomOf, type RoomRow } from './rooms.ts';
 import type { SqliteRooms } from './rooms.ts';
 import type { SqliteSession } from './sqlite-store.ts';
@@ -21,37 +22,17 @@ function membershipOf(row: MembershipRow): Membership {
   return { room: row[0], subject: row[1], role: row[2], joinedAt: row[3] };
 }
 
-/**
- * A subject's rooms: the newest message of each found on the (room, id) index
- * (one step per room), then ordered by activity. Parameters: @subject, @limit.
- */
-export const ROOMS_OF_SQL = `
-  WITH mine AS (
-    SELECT m.room, m.role,
-           (SELECT id FROM messages WHERE room = m.room ORDER BY id DESC LIMIT 1) AS last_id
-    FROM memberships m WHERE m.subject = @subject
-  )
+/** A subject's rooms with its role and marker, by the (subject, room) index. Parameter: @subject. */
+export const MEMBER_ROOMS_SQL = `
   SELECT ${ROOM_COLUMNS.split(', ')
     .map((c) => `r.${c}`)
-    .join(', ')},
-         mine.role, lm.id, lm.author, lm.created_at, k.last_read,
-         ${unreadSql('r.name', 'k.last_read', '@subject')} AS unread
-  FROM mine
-  JOIN rooms r ON r.name = mine.room
-  LEFT JOIN messages lm ON lm.id = mine.last_id
-  LEFT JOIN read_markers k ON k.room = mine.room AND k.subject = @subject
-  ORDER BY max(coalesce(lm.created_at, ''), r.created_at) DESC, r.name
-  LIMIT @limit`;
+    .join(', ')}, m.role, k.last_read
+  FROM memberships m
+  JOIN rooms r ON r.name = m.room
+  LEFT JOIN read_markers k ON k.room = m.room AND k.subject = m.subject
+  WHERE m.subject = @subject`;
 
-type UserRoomRow = [
-  ...RoomRow,
-  Role,
-  string | null,
-  string | null,
-  string | null,
-  string | null,
-  number,
-];
+type MemberRoomRow = [...RoomRow, Role, string | null];
 
 export class SqliteMembers implements MemberStore {
   readonly #session: SqliteSession;
@@ -64,7 +45,7 @@ export class SqliteMembers implements MemberStore {
   readonly #delete: Statement;
   readonly #list: Statement;
   readonly #listAfter: Statement;
-  readonly #roomsOf: Statement;
+  readonly #memberRooms: Statement;
 
   constructor(
     session: SqliteSession,
@@ -94,7 +75,7 @@ export class SqliteMembers implements MemberStore {
         `SELECT ${columns} FROM memberships WHERE room = ? AND subject > ? ORDER BY subject LIMIT ?`,
       )
       .raw();
-    this.#roomsOf = db.prepare(ROOMS_OF_SQL).raw();
+    this.#memberRooms = db.prepare(MEMBER_ROOMS_SQL).raw();
   }
 
   async get(room: string, subject: string): Promise<Membership | undefined> {
@@ -168,17 +149,17 @@ export class SqliteMembers implements MemberStore {
     }
   }
 
-  async roomsOf(subject: string, limit: number): Promise<UserRoom[]> {
+  async memberRooms(subject: string): Promise<MemberRooms> {
     try {
       this.#session.snapshot();
-      const rows = this.#roomsOf.all({ subject, limit }) as UserRoomRow[];
-      return rows.map((row) => ({
-        ...roomOf(row.slice(0, 7) as RoomRow),
+      const seq = this.#changes.readBounds().latest;
+      const rows = this.#memberRooms.all({ subject }) as MemberRoomRow[];
+      const rooms = rows.map((row) => ({
+        room: roomOf(row.slice(0, 7) as RoomRow),
         role: row[7],
-        lastMessage: row[8] === null ? null : { id: row[8], author: row[9]!, createdAt: row[10]! },
-        lastRead: row[11],
-        unread: row[12],
+        lastRead: row[8],
       }));
+      return { rooms, seq };
     } catch (error) {
       throw toStoreError(error);
     }

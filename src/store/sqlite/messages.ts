@@ -10,8 +10,10 @@ import type {
   MessagePage,
   MessageStore,
   MessageText,
+  RecentMessages,
   WriteCheck,
 } from '../../domain/message-store.ts';
+import type { LastMessage } from '../../domain/room.ts';
 import { assertReplyTarget, createdMessage, updateOutcome } from '../../domain/message-writes.ts';
 import {
   editRevisions,
@@ -38,6 +40,10 @@ import type { SqliteSession } from './sqlite-store.ts';
 type MessageRow = [string, string, string, string, string, string, number, string | null];
 type RevisionRow = [number, string, string, string | null];
 
+/** A room's newest rows (room, how many), the (room, id) index backwards. */
+export const RECENT_MESSAGES_SQL =
+  'SELECT id, author, created_at FROM messages WHERE room = ? ORDER BY id DESC LIMIT ?';
+
 export class SqliteMessages implements MessageStore {
   readonly #session: SqliteSession;
   readonly #changes: SqliteChangeLog;
@@ -54,6 +60,7 @@ export class SqliteMessages implements MessageStore {
   readonly #addRevision: Statement;
   readonly #revisions: Statement;
   readonly #deleteRevisions: Statement;
+  readonly #recent: Statement;
   /** One prepared statement per list shape. */
   readonly #lists = new Map<ListFilter, Statement>();
   readonly #search: SqliteSearch;
@@ -100,6 +107,7 @@ export class SqliteMessages implements MessageStore {
       )
       .raw();
     this.#deleteRevisions = db.prepare('DELETE FROM message_revisions WHERE message_id = ?');
+    this.#recent = db.prepare(RECENT_MESSAGES_SQL).raw();
     this.#search = new SqliteSearch(db);
     this.#index = new SqliteSearchIndex(session);
   }
@@ -223,6 +231,27 @@ export class SqliteMessages implements MessageStore {
         more,
         latestSeq: bounds.latest,
       };
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async recent(rooms: readonly string[], perRoom: number): Promise<RecentMessages> {
+    try {
+      // Every room's rows and the latest seq in one snapshot (one reader: nothing between them).
+      this.#session.snapshot();
+      const seq = this.#changes.readBounds().latest;
+      const found = new Map<string, LastMessage[]>();
+      for (const room of rooms) {
+        const rows = this.#recent.all(room, perRoom) as [string, string, string][];
+        if (rows.length > 0) {
+          found.set(
+            room,
+            rows.map((r) => ({ id: r[0], author: r[1], createdAt: r[2] })),
+          );
+        }
+      }
+      return { seq, rooms: found };
     } catch (error) {
       throw toStoreError(error);
     }

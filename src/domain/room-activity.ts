@@ -1,0 +1,228 @@
+/**
+ * The newest messages of each room, kept in memory and in step with the
+ * change log, so that a subject's room list (GET /api/users/{subject}/rooms:
+ * each room's newest message and unread count, for hundreds of rooms) is
+ * answered without counting index entries room by room in the store.
+ *
+ * A room's window holds every message of the room with id >= `start` (its
+ * oldest kept id), newest last: loaded from the store (the newest
+ * WINDOW_SIZE, read in one snapshot with the log's latest seq), then kept by
+ * the change feed's message changes after that seq. A delete only removes
+ * from it and a create with a smaller id than `start` does not concern it,
+ * so what it claims stays true until it is trimmed (which raises `start`).
+ * An unread count is answered from it when it can be: the count reached its
+ * cap, or the marker is not older than `start`, or the window holds the
+ * whole room; otherwise the caller asks the store.
+ */
+import type { Change } from './change.ts';
+import type { FeedFollower } from './change-feed.ts';
+import type { RecentMessages } from './message-store.ts';
+import { MAX_UNREAD, type LastMessage } from './room.ts';
+
+/** Messages kept per room: the unread cap plus room for the subject's own messages among them. */
+export const WINDOW_SIZE = 128;
+/** A window that grew this far is trimmed back to WINDOW_SIZE. */
+const TRIM_AT = 2 * WINDOW_SIZE;
+/** Rooms kept; the least recently asked for go first (about 17 KB each when full). */
+export const MAX_WINDOWS = 2000;
+
+/** Where the windows are loaded from and kept in step with: the store and the change feed. */
+export interface ActivitySource {
+  /** The newest `perRoom` messages of each room, in one snapshot with the log's latest seq. */
+  recent(rooms: readonly string[], perRoom: number): Promise<RecentMessages>;
+  /** The newest change the feed has handed to its listeners. */
+  readonly head: number;
+  /** Committed changes with seq > after, from the log (the gap between a load and the feed). */
+  changesSince(after: number, limit: number): Promise<Change[]>;
+}
+
+class RoomWindow {
+  /** Every message of the room with id >= start is in `entries` ('' : the whole room). */
+  start: string;
+  /** Ascending by id. */
+  entries: LastMessage[];
+  /** Changes up to this seq are in the window already (its load, or applied). */
+  readonly loadedAt: number;
+  /** While the gap after the load is read: the feed's changes, applied after it. */
+  pending: Change[] | undefined = [];
+  /** Resolves when the window holds every change the feed handed out (rejects if its load failed). */
+  ready: Promise<void> = Promise.resolve();
+
+  constructor(newestFirst: readonly LastMessage[], seq: number) {
+    this.entries = [...newestFirst].reverse();
+    this.start = newestFirst.length < WINDOW_SIZE ? '' : this.entries[0]!.id;
+    this.loadedAt = seq;
+  }
+
+  /** A change from the feed: held back while the gap after the load is read. */
+  apply(change: Change): void {
+    if (this.pending !== undefined) this.pending.push(change);
+    else this.applyNow(change);
+  }
+
+  applyNow(change: Change): void {
+    if (change.seq <= this.loadedAt) return;
+    const message = JSON.parse(change.data) as LastMessage;
+    if (change.kind === 'message.deleted') {
+      const at = this.#indexOf(message.id);
+      if (this.entries[at]?.id === message.id) this.entries.splice(at, 1);
+    } else if (message.id >= this.start) {
+      const at = this.#indexOf(message.id);
+      if (this.entries[at]?.id === message.id) return;
+      this.entries.splice(at, 0, {
+        id: message.id,
+        author: message.author,
+        createdAt: message.createdAt,
+      });
+      if (this.entries.length >= TRIM_AT) {
+        this.entries = this.entries.slice(-WINDOW_SIZE);
+        this.start = this.entries[0]!.id;
+      }
+    }
+  }
+
+  /** Applies what arrived while the gap was read; from here on changes apply as they come. */
+  settle(): void {
+    const pending = this.pending ?? [];
+    this.pending = undefined;
+    for (const change of pending) this.applyNow(change);
+  }
+
+  /** The room's newest message; undefined when the window cannot tell (all it held was deleted). */
+  newest(): LastMessage | null | undefined {
+    const last = this.entries.at(-1);
+    if (last !== undefined) return last;
+    return this.start === '' ? null : undefined;
+  }
+
+  /**
+   * Messages by others than `subject` after `lastRead` (null: all), up to
+   * MAX_UNREAD; undefined when the window does not reach back far enough to tell.
+   */
+  unread(subject: string, lastRead: string | null): number | undefined {
+    const after = lastRead ?? '';
+    let count = 0;
+    for (let i = this.entries.length - 1; i >= 0; i -= 1) {
+      const entry = this.entries[i]!;
+      if (entry.id <= after) return count;
+      if (entry.author !== subject && ++count === MAX_UNREAD) return count;
+    }
+    // Every kept message is after the marker: the count is whole only if nothing older is missing.
+    return this.start === '' || after >= this.start ? count : undefined;
+  }
+
+  /** Position of `id` in entries, or where it would go. */
+  #indexOf(id: string): number {
+    let low = 0;
+    let high = this.entries.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.entries[mid]!.id < id) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+}
+
+export type { RoomWindow };
+
+const MESSAGE_KINDS = new Set(['message.created', 'message.deleted']);
+
+export class RoomActivity implements FeedFollower {
+  readonly #source: ActivitySource;
+  /** Map order is use order: the first entry is the least recently asked for. */
+  readonly #windows = new Map<string, RoomWindow>();
+
+  constructor(source: ActivitySource) {
+    this.#source = source;
+  }
+
+  /** Nothing to load at start: windows are loaded as room lists ask for them. */
+  async load(): Promise<void> {}
+
+  /** Every batch of the change feed, as it is handed out (a follower of the feed). */
+  apply(changes: readonly Change[]): void {
+    for (const change of changes) {
+      if (!MESSAGE_KINDS.has(change.kind)) continue;
+      this.#windows.get(change.room)?.apply(change);
+    }
+  }
+
+  /** Forgets every window (after a gap in the feed, e.g. a reset): they are loaded again. */
+  clear(): void {
+    this.#windows.clear();
+  }
+
+  /**
+   * The windows of these rooms, each holding every change the feed handed
+   * out so far: kept ones as they are, the others loaded in one read.
+   */
+  async windows(rooms: readonly string[]): Promise<Map<string, RoomWindow>> {
+    const out = new Map<string, RoomWindow>();
+    const missing: string[] = [];
+    for (const room of rooms) {
+      const window = this.#windows.get(room);
+      if (window === undefined) missing.push(room);
+      else {
+        // Asked for again: now the most recently used.
+        this.#windows.delete(room);
+        this.#windows.set(room, window);
+        out.set(room, window);
+      }
+    }
+    const loading = missing.length > 0 ? this.#load(missing) : undefined;
+    // Windows another request is loading are ready when their load is.
+    await Promise.all([...out.values()].map((w) => w.ready));
+    for (const [room, window] of (await loading) ?? []) out.set(room, window);
+    // A window whose messages were all deleted cannot tell the newest: loaded again.
+    const emptied = [...out].filter(([, w]) => w.newest() === undefined).map(([room]) => room);
+    if (emptied.length > 0) {
+      for (const [room, window] of await this.#load(emptied)) out.set(room, window);
+    }
+    return out;
+  }
+
+  async #load(rooms: readonly string[]): Promise<Map<string, RoomWindow>> {
+    const recent = await this.#source.recent(rooms, WINDOW_SIZE);
+    let settled!: (error?: unknown) => void;
+    const ready = new Promise<void>((resolve, reject) => {
+      settled = (error) => (error === undefined ? resolve() : reject(error));
+    });
+    // Whoever awaits it sees the failure; nobody awaiting is not an unhandled rejection.
+    ready.catch(() => undefined);
+    const loaded = new Map<string, RoomWindow>();
+    for (const room of rooms) {
+      const window = new RoomWindow(recent.rooms.get(room) ?? [], recent.seq);
+      window.ready = ready;
+      loaded.set(room, window);
+      this.#windows.delete(room);
+      this.#windows.set(room, window);
+    }
+    while (this.#windows.size > MAX_WINDOWS) {
+      this.#windows.delete(this.#windows.keys().next().value!);
+    }
+    // From here the feed's batches reach these windows (held back until the gap is read); the
+    // changes it handed out before, after the load's snapshot, are read from the log.
+    const through = this.#source.head;
+    try {
+      for (let after = recent.seq; after < through;) {
+        const changes = await this.#source.changesSince(after, 1000);
+        if (changes.length === 0) break;
+        for (const change of changes) {
+          if (change.seq > through) break;
+          if (MESSAGE_KINDS.has(change.kind)) loaded.get(change.room)?.applyNow(change);
+        }
+        after = changes.at(-1)!.seq;
+      }
+    } catch (error) {
+      for (const [room, window] of loaded) {
+        if (this.#windows.get(room) === window) this.#windows.delete(room);
+      }
+      settled(error);
+      throw error;
+    }
+    for (const window of loaded.values()) window.settle();
+    settled();
+    return loaded;
+  }
+}
