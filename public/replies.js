@@ -41,12 +41,14 @@ function fillQuote(quote, parentId) {
   quote.replaceChildren();
   if (parent === undefined) {
     quote.textContent = 'Loading the quoted message…';
+    quote.removeAttribute('aria-label');
     quote.disabled = true;
     want(parentId);
     return;
   }
   if (parent === null) {
     quote.textContent = 'a deleted message';
+    quote.setAttribute('aria-label', 'In reply to a deleted message');
     quote.disabled = true;
     return;
   }
@@ -57,6 +59,8 @@ function fillQuote(quote, parentId) {
   text.className = 'quote-text';
   text.textContent = quoteText(parent.content);
   quote.append(author, ': ', text);
+  // Said in full to a screen reader: the quote is a button that shows the message it answers.
+  quote.setAttribute('aria-label', `In reply to ${parent.author}: ${text.textContent}`);
   quote.disabled = false;
 }
 

@@ -6,7 +6,9 @@
  * with one `around` read, also when that message is pages back; a deleted
  * parent is quoted as such; reactions load with one request per page of
  * messages, and are added and toggled off live on both pages; an edited
- * message opens its history. No request fails and the console stays clean.
+ * message opens its history. With auth on (development tokens) the service
+ * says which reactions are yours, and who made each edit. No request fails
+ * and the console stays clean.
  * Screenshots are saved under test-output/.
  */
 import assert from 'node:assert/strict';
@@ -19,6 +21,7 @@ import { sqliteEngine, type TestDatabase } from '../support/engines.ts';
 import { CHROMIUM, chromiumAvailable, skipUnless } from '../support/prerequisites.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { deleteMessage } from '../events/event-helpers.ts';
+import { AUTH, bearer, token } from '../auth/tokens.ts';
 
 const WAIT = { timeout: 15_000 };
 
@@ -50,7 +53,7 @@ describe('conversations on the chat page', () => {
     requests: string[];
   }
 
-  async function open(name: string, room: string): Promise<Watched> {
+  async function open(name: string, room: string, app = t): Promise<Watched> {
     const context = await browser.newContext({
       locale: 'en-US',
       timezoneId: 'UTC',
@@ -73,7 +76,7 @@ describe('conversations on the chat page', () => {
       const url = new URL(r.url());
       watched.requests.push(`${r.method()} ${url.pathname}${decodeURIComponent(url.search)}`);
     });
-    await page.goto(`${t.url}/`);
+    await page.goto(`${app.url}/`);
     await page.getByLabel('Your name', { exact: true }).fill(name);
     await page.getByLabel('Room', { exact: true }).fill(room);
     await page.getByRole('button', { name: 'Join' }).click();
@@ -328,5 +331,80 @@ describe('conversations on the chat page', () => {
     await dialog.waitFor({ state: 'hidden', ...WAIT });
     assert.equal((await page.locator(':focus').textContent())?.trim(), '(edited)');
     assert.deepEqual(problems, []);
+  });
+  describe('with auth on', () => {
+    let authed: TestApp;
+    before(async () => {
+      if (skip) return;
+      authed = await startTestApp(sqliteEngine, {
+        ...AUTH,
+        authDevTokens: true,
+        eventsHeartbeatMs: 1000,
+      });
+      await authed.listen();
+    });
+    after(async () => {
+      await authed?.close();
+    });
+
+    async function as(sub: string, method: 'POST' | 'PUT', url: string, payload?: object) {
+      const response = await authed.app.http.inject({
+        method,
+        url,
+        headers: bearer(await token({ sub })),
+        ...(payload === undefined ? {} : { payload }),
+      });
+      assert.ok(response.statusCode < 300, response.body);
+      return response.json<Message>();
+    }
+
+    it('yours are pressed as the service says, and edits name their editor', { skip }, async () => {
+      const hello = await as('carol', 'POST', '/api/messages', {
+        room: 'general',
+        content: 'hello, signed in',
+      });
+      await as('ada', 'PUT', `/api/messages/${hello.id}/reactions/${encodeURIComponent('🎉')}/ada`);
+
+      const ada = await open('ada', 'general', authed);
+      const bob = await open('bob', 'general', authed);
+      // Read from the summary (`me`): Ada's is pressed on her page only.
+      const adaChip = chip(ada.page, 'hello, signed in', '🎉');
+      const bobChip = chip(bob.page, 'hello, signed in', '🎉');
+      await adaChip.waitFor(WAIT);
+      await bobChip.waitFor(WAIT);
+      assert.equal(await adaChip.getAttribute('aria-pressed'), 'true');
+      assert.equal(await bobChip.getAttribute('aria-pressed'), 'false');
+      assert.equal(gets(ada.requests, '/api/reactions?').length, 1);
+
+      // Ada takes hers away: a DELETE of her own, gone on both pages.
+      const deleted = ada.page.waitForRequest((r) => r.method() === 'DELETE');
+      await adaChip.click();
+      assert.match(decodeURIComponent((await deleted).url()), /\/reactions\/🎉\/ada$/);
+      await bobChip.waitFor({ state: 'detached', ...WAIT });
+      await adaChip.waitFor({ state: 'detached', ...WAIT });
+
+      // Bob replies and edits his reply: the history names him.
+      const target = message(bob.page, 'hello, signed in');
+      await target.hover();
+      await target.getByRole('button', { name: 'Reply', exact: true }).click();
+      await bob.page.getByLabel('Message', { exact: true }).fill('hi carol');
+      await bob.page.getByLabel('Message', { exact: true }).press('Enter');
+      const reply = message(ada.page, 'hi carol');
+      await reply.locator('.quote').getByText('hello, signed in').waitFor(WAIT);
+      const mine = message(bob.page, 'hi carol');
+      await mine.hover();
+      await mine.getByRole('button', { name: 'Edit', exact: true }).click();
+      await mine.getByLabel('Edit message').fill('hi again, carol');
+      await mine.getByRole('button', { name: 'Save' }).click();
+      const edited = message(ada.page, 'hi again, carol');
+      await edited.getByRole('button', { name: '(edited)' }).click();
+      const dialog = ada.page.getByRole('dialog', { name: 'Edit history' });
+      await dialog.getByText('2 versions, oldest first').waitFor(WAIT);
+      const metas = await dialog.locator('li.revision .meta').allTextContents();
+      assert.match(metas[0]!, /Version 1\s*by bob/);
+      assert.match(metas[1]!, /Version 2\s*by bob/);
+      assert.deepEqual(ada.problems, []);
+      assert.deepEqual(bob.problems, []);
+    });
   });
 });
