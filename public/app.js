@@ -41,8 +41,14 @@ import {
   setOpen,
 } from './rooms.js';
 import { noteChange, readPage, replay } from './pages.js';
-import { applyReactionChange, initReactions, loadReactions, noReactionsYet } from './reactions.js';
-import { cancelReply, initReplies, replyTarget } from './replies.js';
+import {
+  applyReactionChange,
+  clearReactions,
+  initReactions,
+  loadReactions,
+  noReactionsYet,
+} from './reactions.js';
+import { cancelReply, clearQuotes, initReplies, replyTarget } from './replies.js';
 import { initSearch } from './search.js';
 
 /** Closer than this to an end of the list, the next page that way is loaded. */
@@ -185,6 +191,8 @@ async function load(around) {
     state.loading = false;
     // Latest (desc): `next` goes back in time. Around (asc): `prev` goes back, `next` forward.
     const older = around === undefined ? 'next' : 'prev';
+    clearReactions();
+    clearQuotes();
     showPage(page.body, {
       older: page.links[older] !== undefined,
       newer: around !== undefined && page.links.next !== undefined,

@@ -22,7 +22,7 @@ const hooks = { me: () => '', onError: () => undefined };
 
 /** message id -> [{ emoji, count, me }], in the service's order, for the messages whose summary is known. */
 const summaries = new Map();
-/** Ids whose summary is being read -> true once a change came in meanwhile (read it again). */
+/** Ids whose summary is being read -> that read ({ changed }: the ids a change came in for meanwhile). */
 const reading = new Map();
 /** `${id} ${emoji}` of your reactions the page saw you make (auth off cannot say). */
 const mine = new Set();
@@ -80,8 +80,14 @@ function redraw(id) {
 
 /** One change of a count: +1 or -1 of `emoji` on message `id`, `me` when it is yours. */
 function change(id, emoji, delta, yours) {
-  const summary = summaries.get(id);
-  if (summary === undefined) return;
+  let summary = summaries.get(id);
+  if (summary === undefined) {
+    // Not shown: its page reads its counts. Shown but never read: it arrived live
+    // (or was replayed after its page), so it had none.
+    if (itemFor(id) === null) return;
+    summary = [];
+    summaries.set(id, summary);
+  }
   const at = summary.findIndex((entry) => entry.emoji === emoji);
   if (at === -1) {
     if (delta > 0) summary.push({ emoji, count: delta, me: yours });
@@ -104,34 +110,43 @@ function mark(id, emoji, yours) {
  * A change of one of them that arrives meanwhile may or may not be in the
  * answer, so those are read again afterwards.
  */
-export async function loadReactions(ids) {
-  for (let i = 0; i < ids.length; i += MAX_IDS) {
-    const chunk = ids.slice(i, i + MAX_IDS);
-    for (const id of chunk) reading.set(id, false);
-    const query = new URLSearchParams();
-    for (const id of chunk) query.append('messageId', id);
-    let answer;
-    try {
-      ({ body: answer } = await api('GET', `/api/reactions?${query}`));
-    } catch (error) {
-      for (const id of chunk) reading.delete(id);
-      hooks.onError(error);
-      continue;
-    }
-    const byId = new Map(answer.map((entry) => [entry.messageId, entry.reactions]));
-    const again = [];
-    for (const id of chunk) {
-      if (reading.get(id)) again.push(id);
-      reading.delete(id);
-      const reactions = (byId.get(id) ?? []).map((entry) => ({
-        ...entry,
-        me: entry.me || mine.has(key(id, entry.emoji)),
-      }));
-      summaries.set(id, reactions);
-      redraw(id);
-    }
-    if (again.length > 0) void loadReactions(again);
+export function loadReactions(ids) {
+  for (let i = 0; i < ids.length; i += MAX_IDS) void readSummaries(ids.slice(i, i + MAX_IDS));
+}
+
+async function readSummaries(ids) {
+  // This read owns its ids until a later read of them takes them over.
+  const read = { changed: new Set() };
+  for (const id of ids) reading.set(id, read);
+  const query = new URLSearchParams();
+  for (const id of ids) query.append('messageId', id);
+  let answer;
+  try {
+    ({ body: answer } = await api('GET', `/api/reactions?${query}`));
+  } catch (error) {
+    for (const id of ids) if (reading.get(id) === read) reading.delete(id);
+    hooks.onError(error);
+    return;
   }
+  const byId = new Map(answer.map((entry) => [entry.messageId, entry.reactions]));
+  const again = [];
+  for (const id of ids) {
+    if (reading.get(id) !== read) continue;
+    reading.delete(id);
+    if (read.changed.has(id)) again.push(id);
+    const reactions = (byId.get(id) ?? []).map((entry) => ({
+      ...entry,
+      me: entry.me || mine.has(key(id, entry.emoji)),
+    }));
+    summaries.set(id, reactions);
+    redraw(id);
+  }
+  if (again.length > 0) loadReactions(again);
+}
+
+/** A fresh window: what was known of other messages may be stale by now (their room was closed). */
+export function clearReactions() {
+  summaries.clear();
 }
 
 /** A message that has just been created has no reactions yet. */
@@ -159,7 +174,8 @@ export function applyReactionChange(kind, reaction) {
   }
   if (yours && sent.has(skip)) sent.set(skip, true);
   if (reading.has(id)) {
-    reading.set(id, true);
+    // Maybe in the answer, maybe not: that message is read again.
+    reading.get(id).changed.add(id);
     return;
   }
   change(id, emoji, kind === 'reaction.added' ? 1 : -1, yours);

@@ -94,6 +94,11 @@ export function noteGone(id) {
   if (replyingTo?.id === id) cancelReply();
 }
 
+/** A fresh window: quotes read before may be stale by now (their room was closed). */
+export function clearQuotes() {
+  parents.clear();
+}
+
 function want(id) {
   // Once this task has rendered everything it will: one read for all of them.
   if (wanted.size === 0) void Promise.resolve().then(readWanted);

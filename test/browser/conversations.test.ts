@@ -280,6 +280,14 @@ describe('conversations on the chat page', () => {
       await adaChip.waitFor({ state: 'detached', ...WAIT });
       await bobChip.waitFor({ state: 'detached', ...WAIT });
 
+      // A message that arrives live has none to read: its first reaction shows all the same.
+      const fresh = await post('react', 'fresh one');
+      await message(ada.page, 'fresh one').waitFor(WAIT);
+      await react(fresh.id, '🎉', 'carol');
+      for (const { page } of [ada, bob]) {
+        await chip(page, 'fresh one', '🎉').getByText('1', { exact: true }).waitFor(WAIT);
+      }
+
       // Still one summary read per page loaded on each page: the rest came live.
       assert.equal(gets(ada.requests, '/api/reactions?').length, 1);
       assert.equal(gets(bob.requests, '/api/reactions?').length, 2);
