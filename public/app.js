@@ -1,11 +1,13 @@
 // The chat page: your rooms in a sidebar (rooms.js), a window of the open
 // room's history (message-list.js) that grows as you scroll up (older pages)
 // or down (newer ones, after a jump to a search result with `around`), and
-// every change live through one event stream (live.js). It uses only the
-// public API (api.js).
+// every change live through one event stream (live.js). Messages show the
+// message they answer (replies.js), their reactions (reactions.js) and their
+// edit history (history.js). It uses only the public API (api.js).
 import { api } from './api.js';
 import { signIn, signedInName } from './auth.js';
 import { isConnectionProblem, reached, streamUp } from './connection.js';
+import { initHistory } from './history.js';
 import { initLive, liveStarted, startLive, stopLive } from './live.js';
 import { initMessageActions, settleDeletes } from './message-actions.js';
 import {
@@ -39,6 +41,14 @@ import {
   setOpen,
 } from './rooms.js';
 import { noteChange, readPage, replay } from './pages.js';
+import {
+  applyReactionChange,
+  clearReactions,
+  initReactions,
+  loadReactions,
+  noReactionsYet,
+} from './reactions.js';
+import { cancelReply, clearQuotes, initReplies, replyTarget } from './replies.js';
 import { initSearch } from './search.js';
 
 /** Closer than this to an end of the list, the next page that way is loaded. */
@@ -119,7 +129,11 @@ function dispatch(kind, data, seq) {
     return;
   }
   if (kind === 'room.updated' && data.name === state.room) return showRoomHead();
-  if (!kind.startsWith('message.') || data.room !== state.room) return;
+  if (data.room !== state.room) return;
+  // Counts of the messages shown (the others get theirs when their page is read).
+  if (kind.startsWith('reaction.')) return applyReactionChange(kind, data);
+  if (!kind.startsWith('message.')) return;
+  if (kind === 'message.created') noReactionsYet(data.id);
   noteChange(kind, data, seq);
   if (!state.loading && seq > state.shownSeq) {
     applyChange(kind, data);
@@ -177,12 +191,15 @@ async function load(around) {
     state.loading = false;
     // Latest (desc): `next` goes back in time. Around (asc): `prev` goes back, `next` forward.
     const older = around === undefined ? 'next' : 'prev';
+    clearReactions();
+    clearQuotes();
     showPage(page.body, {
       older: page.links[older] !== undefined,
       newer: around !== undefined && page.links.next !== undefined,
     });
     state.shownSeq = Number(page.seq ?? 0);
     replay(page);
+    void loadReactions(page.body.map((message) => message.id));
     if (around === undefined) scrollToEnd();
     showError(null);
     if (!liveStarted()) startLive(page.seq);
@@ -232,6 +249,7 @@ async function extend(way) {
     if (generation !== state.generation) return;
     show(page.body, page.links.next !== undefined);
     replay(page);
+    void loadReactions(page.body.map((message) => message.id));
   } catch (error) {
     showError(error);
   } finally {
@@ -249,9 +267,9 @@ function nearEdges() {
 }
 
 /**
- * Shows a search result in its room: the page around it (GET
- * /api/messages?around=<id>), unless it is shown already; the window then
- * grows both ways as you scroll.
+ * Shows a search result, or the message a reply quotes, in its room: the
+ * page around it (GET /api/messages?around=<id>), unless it is shown
+ * already; the window then grows both ways as you scroll.
  */
 async function jumpTo(message) {
   if (message.room !== state.room) await openRoom(message.room, message.id);
@@ -276,14 +294,17 @@ async function send(event) {
   const button = ui.compose.querySelector('button');
   button.disabled = true;
   const room = state.room;
+  const replyTo = replyTarget();
   try {
     const { body } = await api('POST', '/api/messages', {
-      body: { author: state.name, room, content },
+      body: { author: state.name, room, content, ...(replyTo === null ? {} : { replyTo }) },
       headers: { 'idempotency-key': idempotencyKey() },
     });
     ui.content.value = '';
     showError(null);
     if (room !== state.room) return;
+    if (replyTarget() === replyTo) cancelReply();
+    noReactionsYet(body.id);
     // Far back after a jump: your message is at the end, so the window goes there.
     if (hasNewer()) await load();
     else upsert(body);
@@ -327,6 +348,7 @@ async function openRoom(name, around) {
     return;
   }
   settleDeletes();
+  cancelReply();
   clearMessages();
   state.room = name;
   localStorage.setItem('chat.room', name);
@@ -349,6 +371,7 @@ function closeRoom(note = '') {
   state.room = '';
   state.loading = false;
   settleDeletes();
+  cancelReply();
   clearMessages();
   setOpen('');
   ui.roomView.hidden = true;
@@ -429,6 +452,9 @@ async function enter(event) {
 
 initMessageList({ me: () => state.name });
 initMessageActions({ room: () => state.room, onError: showError });
+initReplies({ onJump: (id) => void jumpTo({ id, room: state.room }), onError: showError });
+initReactions({ me: () => state.name, onError: showError });
+initHistory({ onError: showError });
 initSearch({
   room: () => state.room,
   onJump: (message) => void jumpTo(message),

@@ -1,8 +1,11 @@
-// What you may do to your own messages: edit (with If-Match on the version
-// the edit started from) and delete, which takes the message away at once and
-// sends the DELETE only when the "Undo" of its toast was not used in time.
+// What you may do to a message: reply to anyone's (replies.js then holds the
+// composer), and to your own: edit (with If-Match on the version the edit
+// started from) and delete, which takes the message away at once and sends
+// the DELETE only when the "Undo" of its toast was not used in time.
+// Reactions have their own module (reactions.js).
 import { api } from './api.js';
 import { forget, hold, release, remove, rerender, shownMessage, upsert } from './message-list.js';
+import { startReply } from './replies.js';
 
 /** How long a delete can be undone. */
 const UNDO_MS = 5000;
@@ -143,7 +146,10 @@ export function initMessageActions({ room, onError }) {
     const button = event.target.closest('button');
     const li = button?.closest('li.message');
     if (!li) return;
-    if (button.classList.contains('edit')) startEdit(li);
+    if (button.classList.contains('reply')) {
+      const message = shownMessage(li.dataset.id);
+      if (message !== undefined) startReply(message);
+    } else if (button.classList.contains('edit')) startEdit(li);
     // A click from the keyboard (Enter, Space) has no pointer: detail 0.
     else if (button.classList.contains('delete')) deleteLater(li, event.detail === 0);
   });

@@ -3,6 +3,8 @@
 // older pages at the top and newer ones at the bottom (after a jump into the
 // past); only a window that reaches the newest message takes live messages.
 import { dayKey, dayLabel, whenLabel } from './days.js';
+import { forgetReactions, renderReactions } from './reactions.js';
+import { noteGone, noteMessage, renderQuote } from './replies.js';
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -36,9 +38,14 @@ function renderInto(li, message, now) {
   time.title = created.toLocaleString();
   li.querySelector('.edited').hidden = message.version === 1;
   li.querySelector('.content').textContent = message.content;
+  renderQuote(li, message);
+  renderReactions(li);
   const own = message.author === state.me();
   li.classList.toggle('own', own);
-  li.querySelector('.actions').hidden = !own;
+  // Everyone may reply and react; only the author edits and deletes.
+  li.querySelector('.actions').hidden = false;
+  li.querySelector('.edit').hidden = !own;
+  li.querySelector('.delete').hidden = !own;
 }
 
 function itemFor(id) {
@@ -96,6 +103,8 @@ function place(message) {
   const known = messages.get(message.id);
   if (known !== undefined && known.version >= message.version) return;
   messages.set(message.id, message);
+  // Quotes of it (replies on screen) show it as it is now.
+  noteMessage(message);
   let li = itemFor(message.id);
   if (li === null) {
     li = ui.template.content.firstElementChild.cloneNode(true);
@@ -185,6 +194,8 @@ export function newestId() {
 export function applyChange(kind, message) {
   if (kind === 'message.deleted') {
     held.delete(message.id);
+    noteGone(message.id);
+    forgetReactions(message.id);
     return remove(message.id);
   }
   if (held.has(message.id)) return place(message);

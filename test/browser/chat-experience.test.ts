@@ -236,8 +236,10 @@ describe('the chat experience', () => {
       const mine = message(page, 'mine to change');
       await mine.waitFor(WAIT);
 
-      // No buttons under every message: others' have none, yours float in on hover.
-      assert.equal(await message(page, 'not yours').getByRole('button').count(), 0);
+      // No buttons under every message: they float in on hover; others' have no Edit or Delete.
+      const notYours = message(page, 'not yours');
+      assert.equal(await notYours.getByRole('button', { name: /^(Edit|Delete)$/ }).count(), 0);
+      assert.equal(await notYours.getByRole('button', { name: 'Reply' }).count(), 1);
       const actions = mine.locator('.actions');
       await page.mouse.move(0, 0);
       assert.equal(await opacity(actions), '0');
@@ -247,10 +249,14 @@ describe('the chat experience', () => {
       await page.mouse.move(0, 0);
       assert.equal(await opacity(actions), '0');
 
-      // By keyboard: from the list, Tab reaches Edit, and focus shows the actions.
+      // By keyboard: from the list, Tab reaches Edit (past the Reply and React of each message
+      // before it), and focus shows the actions.
       await page.locator('#messages').focus();
-      await page.keyboard.press('Tab');
+      for (let i = 0; i < 8 && (await page.locator(':focus').textContent()) !== 'Edit'; i++) {
+        await page.keyboard.press('Tab');
+      }
       assert.equal(await page.locator(':focus').textContent(), 'Edit');
+      assert.equal(await mine.locator('.edit:focus').count(), 1);
       assert.equal(await opacity(actions), '1');
 
       // Edit, with the version it started from as If-Match.

@@ -78,8 +78,10 @@ describe('chat page', () => {
     await ada.getByLabel('Message', { exact: true }).fill('Hello from Ada');
     await ada.getByRole('button', { name: 'Send' }).click();
     await message(bob, 'Hello from Ada').waitFor(WAIT);
-    // Only the author gets edit and delete buttons.
-    assert.equal(await message(bob, 'Hello from Ada').getByRole('button').count(), 0);
+    // Only the author gets edit and delete buttons (everyone may reply and react).
+    const adas = message(bob, 'Hello from Ada');
+    assert.equal(await adas.getByRole('button', { name: /^(Edit|Delete)$/ }).count(), 0);
+    assert.equal(await adas.getByRole('button', { name: 'Reply' }).count(), 1);
 
     // Ada edits; Bob sees the new text, marked as edited.
     const own = message(ada, 'Hello from Ada');
