@@ -276,6 +276,7 @@ export class WriteLedger {
         createdAt: stored.createdAt,
         updatedAt: stored.createdAt,
         version: 1,
+        replyTo: null,
       };
       if (!isDeepStrictEqual(stored, expected)) {
         this.figures.halfDone += 1;
