@@ -23,6 +23,8 @@ import { MAX_UNREAD, type LastMessage } from './room.ts';
 export const WINDOW_SIZE = 128;
 /** A window that grew this far is trimmed back to WINDOW_SIZE. */
 const TRIM_AT = 2 * WINDOW_SIZE;
+/** Unread counts kept per window until it changes (one per subject and marker asked). */
+const MAX_KEPT_COUNTS = 64;
 /** Rooms kept; the least recently asked for go first (about 17 KB each when full). */
 export const MAX_WINDOWS = 2000;
 
@@ -47,6 +49,8 @@ class RoomWindow {
   pending: Change[] | undefined = [];
   /** Resolves when the window holds every change the feed handed out (rejects if its load failed). */
   ready: Promise<void> = Promise.resolve();
+  /** Counts already answered (subject and marker -> count, -1: cannot tell), while entries stay as they are. */
+  readonly #counts = new Map<string, number>();
 
   constructor(newestFirst: readonly LastMessage[], seq: number) {
     this.entries = [...newestFirst].reverse();
@@ -63,6 +67,7 @@ class RoomWindow {
   applyNow(change: Change): void {
     if (change.seq <= this.loadedAt) return;
     const message = JSON.parse(change.data) as LastMessage;
+    this.#counts.clear();
     if (change.kind === 'message.deleted') {
       const at = this.#indexOf(message.id);
       if (this.entries[at]?.id === message.id) this.entries.splice(at, 1);
@@ -100,7 +105,19 @@ class RoomWindow {
    * MAX_UNREAD; undefined when the window does not reach back far enough to tell.
    */
   unread(subject: string, lastRead: string | null): number | undefined {
-    const after = lastRead ?? '';
+    // A list asked again before its rooms changed (the same subject polling, others in the
+    // same position) is answered without walking the window again.
+    const key = `${subject}\u0000${lastRead ?? ''}`;
+    let count = this.#counts.get(key);
+    if (count === undefined) {
+      count = this.#count(subject, lastRead ?? '');
+      if (this.#counts.size >= MAX_KEPT_COUNTS) this.#counts.clear();
+      this.#counts.set(key, count);
+    }
+    return count < 0 ? undefined : count;
+  }
+
+  #count(subject: string, after: string): number {
     let count = 0;
     for (let i = this.entries.length - 1; i >= 0; i -= 1) {
       const entry = this.entries[i]!;
@@ -108,7 +125,7 @@ class RoomWindow {
       if (entry.author !== subject && ++count === MAX_UNREAD) return count;
     }
     // Every kept message is after the marker: the count is whole only if nothing older is missing.
-    return this.start === '' || after >= this.start ? count : undefined;
+    return this.start === '' || after >= this.start ? count : -1;
   }
 
   /** Position of `id` in entries, or where it would go. */
@@ -172,7 +189,8 @@ export class RoomActivity implements FeedFollower {
     }
     const loading = missing.length > 0 ? this.#load(missing) : undefined;
     // Windows another request is loading are ready when their load is.
-    await Promise.all([...out.values()].map((w) => w.ready));
+    const loads = [...out.values()].filter((w) => w.pending !== undefined).map((w) => w.ready);
+    if (loads.length > 0) await Promise.all(loads);
     for (const [room, window] of (await loading) ?? []) out.set(room, window);
     // A window whose messages were all deleted cannot tell the newest: loaded again.
     const emptied = [...out].filter(([, w]) => w.newest() === undefined).map(([room]) => room);

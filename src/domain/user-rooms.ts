@@ -26,14 +26,24 @@ export async function userRooms(
   const mine = await deps.members.memberRooms(subject);
   await deps.changesReached(mine.seq);
   const windows = await deps.activity.windows(mine.rooms.map((r) => r.room.name));
-  const rooms = await Promise.all(
-    mine.rooms.map(async ({ room, role, lastRead }): Promise<UserRoom> => {
-      const window = windows.get(room.name)!;
-      const unread =
-        window.unread(subject, lastRead) ?? (await deps.readMarkers.get(room.name, subject)).unread;
-      return { ...room, role, lastMessage: window.newest() ?? null, lastRead, unread };
-    }),
-  );
+  const rooms: UserRoom[] = [];
+  // Only a count a window cannot tell waits for the store.
+  const counted: Promise<void>[] = [];
+  for (const { room, role, lastRead } of mine.rooms) {
+    const window = windows.get(room.name)!;
+    const unread = window.unread(subject, lastRead);
+    const entry = { ...room, role, lastMessage: window.newest() ?? null, lastRead, unread: 0 };
+    rooms.push(entry);
+    if (unread !== undefined) entry.unread = unread;
+    else {
+      counted.push(
+        deps.readMarkers.get(room.name, subject).then((marker) => {
+          entry.unread = marker.unread;
+        }),
+      );
+    }
+  }
+  if (counted.length > 0) await Promise.all(counted);
   const activity = (r: UserRoom) =>
     r.lastMessage !== null && r.lastMessage.createdAt > r.createdAt
       ? r.lastMessage.createdAt

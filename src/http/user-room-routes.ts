@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { MAX_PAGE_LIMIT } from '../domain/message.ts';
-import { Subject } from '../domain/room.ts';
+import { Subject, type UserRoom } from '../domain/room.ts';
 import type { RoomService } from '../domain/room-service.ts';
 import { UserRoomListSchema } from './list-bodies.ts';
 import { COMMON_PROBLEMS, problemResponses } from './responses.ts';
@@ -10,6 +10,8 @@ import { COMMON_PROBLEMS, problemResponses } from './responses.ts';
 export interface UserRoomRoutesOptions {
   readonly rooms: RoomService;
 }
+
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 const UserRoomsQuerystring = Type.Object(
   {
@@ -51,7 +53,11 @@ export const userRoomRoutes: FastifyPluginAsyncTypebox<UserRoomRoutesOptions> = 
     },
     async (request, reply) => {
       const limit = request.query.limit ?? MAX_PAGE_LIMIT;
-      return reply.send(await opts.rooms.roomsOf(request.params.subject, limit, request.actor));
+      const rooms = await opts.rooms.roomsOf(request.params.subject, limit, request.actor);
+      // JSON.stringify, not the schema's serializer: its nullable fields (lastMessage,
+      // lastRead, createdBy) made it check each value against the schema's branches, which
+      // cost more than the list itself (measured). The objects are built in the schema's shape.
+      return reply.type(JSON_TYPE).send(JSON.stringify(rooms) as unknown as UserRoom[]);
     },
   );
 };
