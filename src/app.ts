@@ -6,11 +6,11 @@ import { v7 as uuidv7 } from 'uuid';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { AccessView } from './domain/access-view.ts';
-import { ChangeFeed } from './domain/change-feed.ts';
+import type { ChangeFeed } from './domain/change-feed.ts';
 import { IdempotencyService } from './domain/idempotency.ts';
 import { MessageService } from './domain/message-service.ts';
 import { ReactionService } from './domain/reaction-service.ts';
-import { RoomActivity } from './domain/room-activity.ts';
+import { feedWithActivity } from './domain/room-activity.ts';
 import { RoomService } from './domain/room-service.ts';
 import type { Store } from './domain/store.ts';
 import { buildHttpApp } from './http/http-app.ts';
@@ -55,17 +55,11 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await store.migrate();
   const access = new AccessView(store.rooms);
   // The rooms' newest messages: kept by every batch of the feed, loaded as room lists ask.
-  const activity: RoomActivity = new RoomActivity({
-    recent: (names, perRoom) => store.messages.recent(names, perRoom),
-    get head(): number {
-      return changeFeed.head;
-    },
-    changesSince: (after, limit) => changeFeed.changesSince(after, limit),
-  });
-  const changeFeed: ChangeFeed = new ChangeFeed(
+  const { feed: changeFeed, activity } = feedWithActivity(
     store.changes,
+    (names, perRoom) => store.messages.recent(names, perRoom),
     (err) => log.error({ err }, 'change feed read failed'),
-    [access, activity],
+    [access],
   );
   const rooms = new RoomService({
     rooms: store.rooms,

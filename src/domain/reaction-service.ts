@@ -52,19 +52,23 @@ export class ReactionService {
   ): Promise<ReactionWriteOutcome> {
     const key = await this.#visibleId(id, actor);
     const now = this.#deps.now().toISOString();
-    const outcome = await this.#deps.reactions.put(key, emoji, subject, now, (facts) => {
-      assertMessage(facts);
-      if (!isSelf(actor, subject)) {
-        throw new AppError(ErrorKinds.forbidden, 'A reaction is made by its own subject only.');
-      }
-      if (facts.current !== undefined || facts.emojiPresent) return;
-      if (facts.emojiCount >= MAX_EMOJI_PER_MESSAGE) {
-        throw new AppError(
-          ErrorKinds.tooManyEmoji,
-          `The message holds ${MAX_EMOJI_PER_MESSAGE} different emoji already; react with one of them.`,
-        );
-      }
-    });
+    const outcome = await this.#deps.reactions.put(
+      { messageId: key, emoji, subject },
+      now,
+      (facts) => {
+        assertMessage(facts);
+        if (!isSelf(actor, subject)) {
+          throw new AppError(ErrorKinds.forbidden, 'A reaction is made by its own subject only.');
+        }
+        if (facts.current !== undefined || facts.emojiPresent) return;
+        if (facts.emojiCount >= MAX_EMOJI_PER_MESSAGE) {
+          throw new AppError(
+            ErrorKinds.tooManyEmoji,
+            `The message holds ${MAX_EMOJI_PER_MESSAGE} different emoji already; react with one of them.`,
+          );
+        }
+      },
+    );
     if (outcome.created) this.#deps.onChange();
     return outcome;
   }
@@ -72,18 +76,21 @@ export class ReactionService {
   /** Removes a reaction: its own subject, or an admin. */
   async remove(id: string, emoji: string, subject: string, actor: Actor | null): Promise<Reaction> {
     const key = await this.#visibleId(id, actor);
-    const removed = await this.#deps.reactions.remove(key, emoji, subject, (facts) => {
-      assertMessage(facts);
-      if (facts.current === undefined) {
-        throw new AppError(ErrorKinds.notFound, `${subject} has no ${emoji} on this message.`);
-      }
-      if (!isSelfOrAdmin(actor, subject)) {
-        throw new AppError(
-          ErrorKinds.forbidden,
-          'A reaction is removed by its own subject or an admin only.',
-        );
-      }
-    });
+    const removed = await this.#deps.reactions.remove(
+      { messageId: key, emoji, subject },
+      (facts) => {
+        assertMessage(facts);
+        if (facts.current === undefined) {
+          throw new AppError(ErrorKinds.notFound, `${subject} has no ${emoji} on this message.`);
+        }
+        if (!isSelfOrAdmin(actor, subject)) {
+          throw new AppError(
+            ErrorKinds.forbidden,
+            'A reaction is removed by its own subject or an admin only.',
+          );
+        }
+      },
+    );
     this.#deps.onChange();
     return removed;
   }

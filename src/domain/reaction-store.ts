@@ -22,6 +22,16 @@ export interface ReactionFacts {
   readonly emojiPresent: boolean;
 }
 
+/** Which reaction a write is about: the subject's emoji on the message. */
+export interface ReactionKey {
+  readonly messageId: string;
+  readonly emoji: string;
+  readonly subject: string;
+}
+
+/** The caller's rules for a write: throws to refuse (see the class comment). */
+export type DecideReaction = (facts: ReactionFacts) => void;
+
 export interface ReactionWriteOutcome {
   readonly reaction: Reaction;
   /** False when the subject had it already: nothing was stored, no change appended. */
@@ -51,21 +61,10 @@ export interface ReactionStore {
    * = now, after every current reaction of the message in order) and
    * `reaction.added` appended; otherwise nothing changes.
    */
-  put(
-    messageId: string,
-    emoji: string,
-    subject: string,
-    now: string,
-    decide: (facts: ReactionFacts) => void,
-  ): Promise<ReactionWriteOutcome>;
+  put(key: ReactionKey, now: string, decide: DecideReaction): Promise<ReactionWriteOutcome>;
 
   /** In one transaction: `decide` (which throws to refuse), then the delete and `reaction.removed`. Returns it as it was. */
-  remove(
-    messageId: string,
-    emoji: string,
-    subject: string,
-    decide: (facts: ReactionFacts) => void,
-  ): Promise<Reaction>;
+  remove(key: ReactionKey, decide: DecideReaction): Promise<Reaction>;
 
   /**
    * The message's emoji, counted, ordered by each one's earliest current

@@ -15,7 +15,8 @@
  * whole room; otherwise the caller asks the store.
  */
 import type { Change } from './change.ts';
-import type { FeedFollower } from './change-feed.ts';
+import { ChangeFeed, type FeedFollower } from './change-feed.ts';
+import type { ChangeLog } from './change-log.ts';
 import type { RecentMessages } from './message-store.ts';
 import { MAX_UNREAD, type LastMessage } from './room.ts';
 
@@ -243,4 +244,26 @@ export class RoomActivity implements FeedFollower {
     settled();
     return loaded;
   }
+}
+
+/**
+ * The change feed over `log` and the room activity that follows it, built as
+ * a pair: the activity reads the gap after each load through the feed, and
+ * the feed hands it every batch, after the `others` it follows first.
+ */
+export function feedWithActivity(
+  log: ChangeLog,
+  recent: ActivitySource['recent'],
+  onError: (error: unknown) => void,
+  others: readonly FeedFollower[] = [],
+): { readonly feed: ChangeFeed; readonly activity: RoomActivity } {
+  const activity: RoomActivity = new RoomActivity({
+    recent,
+    get head(): number {
+      return feed.head;
+    },
+    changesSince: (after, limit) => feed.changesSince(after, limit),
+  });
+  const feed: ChangeFeed = new ChangeFeed(log, onError, [...others, activity]);
+  return { feed, activity };
 }

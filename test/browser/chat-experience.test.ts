@@ -14,105 +14,51 @@
  * the API; the page's clock is fixed on that Friday too, in UTC and en-US.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Locator, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser.ts';
-import { sqliteEngine, type TestDatabase } from '../support/engines.ts';
+import { describe, it } from 'node:test';
+import type { Locator, Page } from 'playwright-core';
+import {
+  joinRoom,
+  messageItem,
+  pageSuite,
+  WAIT,
+  watchedPage,
+  type Watched,
+} from '../support/browser.ts';
 import { CHROMIUM, chromiumAvailable, skipUnless } from '../support/prerequisites.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { createMessage } from '../events/event-helpers.ts';
 
-const WAIT = { timeout: 15_000 };
 const DAY_MS = 86_400_000;
 /** Friday, 20 November 2026, 09:00 UTC: "today" for the service and the page. */
 const TODAY = Date.parse('2026-11-20T09:00:00Z');
 
 describe('the chat experience', () => {
   const skip = skipUnless(chromiumAvailable(), `Chromium at ${CHROMIUM}`);
-  let db: TestDatabase;
-  let t: TestApp;
-  let browser: Browser;
   /** How far the service's clock is set back (whole days), while older messages are written. */
   let daysBack = 0;
   const started = Date.now();
   const now = () => new Date(TODAY + (Date.now() - started) - daysBack * DAY_MS);
-  const start = () => startTestApp(sqliteEngine, { eventsHeartbeatMs: 1000 }, { now }, db);
-
-  before(async () => {
-    if (skip) return;
-    db = await sqliteEngine.createDatabase();
-    t = await start();
-    await t.listen();
-    browser = await launchChromium();
-    mkdirSync('test-output', { recursive: true });
-  });
-  after(async () => {
-    await browser?.close();
-    await t?.close();
-    await db?.cleanup();
-  });
-
-  /** What went wrong in a page: console errors, failed requests, answers of 400 or more. */
-  interface Watched {
-    page: Page;
-    problems: string[];
-    /** Every request's method and URL (path and query). */
-    requests: string[];
-  }
+  const suite = pageSuite(skip, { now });
 
   async function open(name: string, room: string): Promise<Watched> {
-    const context = await browser.newContext({
-      locale: 'en-US',
-      timezoneId: 'UTC',
-      viewport: { width: 1100, height: 800 },
-    });
-    const page = await context.newPage();
-    await page.clock.setFixedTime(TODAY + 2 * 3_600_000);
-    const watched: Watched = { page, problems: [], requests: [] };
-    page.on('console', (m) => {
-      if (m.type() === 'error') watched.problems.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (error) => watched.problems.push(`page error: ${error.message}`));
-    page.on('requestfailed', (r) => {
-      // An event stream the page itself closes (another room, a new sign-in) is not a failure.
-      if (!r.url().includes('/api/events')) watched.problems.push(`failed: ${r.url()}`);
-    });
-    page.on('response', (r) => {
-      if (r.status() >= 400) watched.problems.push(`${r.status()}: ${r.url()}`);
-    });
-    page.on('request', (r) => {
-      const url = new URL(r.url());
-      watched.requests.push(`${r.method()} ${url.pathname}${url.search}`);
-    });
-    await page.goto(`${t.url}/`);
-    await page.getByLabel('Your name', { exact: true }).fill(name);
-    await join(page, room);
+    const fixedTime = TODAY + 2 * 3_600_000;
+    const watched = await watchedPage(suite.browser, `${suite.t.url}/`, { fixedTime });
+    await joinRoom(watched.page, room, name);
+    await watched.page.getByRole('heading', { name: `Room ${room}` }).waitFor(WAIT);
     return watched;
   }
 
   async function join(page: Page, room: string): Promise<void> {
-    await page.getByLabel('Room', { exact: true }).fill(room);
-    await page.getByRole('button', { name: 'Join' }).click();
+    await joinRoom(page, room);
     await page.getByRole('heading', { name: `Room ${room}` }).waitFor(WAIT);
-    await page
-      .getByRole('status')
-      .filter({ hasText: `Live in ${room}` })
-      .waitFor(WAIT);
   }
 
-  /** The list item whose content is exactly `text`. */
-  const message = (page: Page, text: string) =>
-    page
-      .locator('#messages li.message')
-      .filter({ has: page.locator('.content').getByText(text, { exact: true }) });
+  const message = messageItem;
 
   const opacity = (locator: Locator) =>
     locator.evaluate((el) => el.ownerDocument.defaultView!.getComputedStyle(el).opacity);
 
   async function post(room: string, content: string, author = 'carol') {
-    return createMessage(t, { author, room, content });
+    return createMessage(suite.t, { author, room, content });
   }
 
   /** Scrolls the message list to its top (`top`) or its bottom, as a reader would. */
@@ -282,7 +228,7 @@ describe('the chat experience', () => {
       await message(page, 'mine, changed').waitFor(WAIT);
       assert.equal(await toast.isVisible(), false);
       assert.equal(requests.filter((r) => r.startsWith('DELETE')).length, 0);
-      assert.equal((await t.app.http.inject({ url: `/api/messages/${id}` })).statusCode, 200);
+      assert.equal((await suite.t.app.http.inject({ url: `/api/messages/${id}` })).statusCode, 200);
 
       // The same by keyboard: Delete, then Undo has the focus; undone, focus is back on Delete.
       await message(page, 'mine, changed').getByRole('button', { name: 'Delete' }).focus();
@@ -300,7 +246,7 @@ describe('the chat experience', () => {
       await message(page, 'mine, changed').getByRole('button', { name: 'Delete' }).click();
       assert.equal((await deleted).status(), 200);
       await toast.waitFor({ state: 'hidden', ...WAIT });
-      assert.equal((await t.app.http.inject({ url: `/api/messages/${id}` })).statusCode, 404);
+      assert.equal((await suite.t.app.http.inject({ url: `/api/messages/${id}` })).statusCode, 404);
       assert.equal(await message(page, 'mine, changed').count(), 0);
       assert.deepEqual(problems, []);
     },
@@ -331,15 +277,12 @@ describe('the chat experience', () => {
       assert.equal(await banner.isVisible(), false);
       assert.deepEqual(problems, []);
 
-      const port = (t.app.http.server.address() as AddressInfo).port;
-      await t.app.close();
+      await suite.stop();
       await banner.waitFor({ state: 'visible', ...WAIT });
       assert.match((await banner.textContent()) ?? '', /Connection lost/);
       await page.screenshot({ path: 'test-output/chat-connection-lost.png' });
 
-      t = await start();
-      await t.app.http.listen({ port, host: '127.0.0.1' });
-      t.url = `http://127.0.0.1:${port}`;
+      await suite.restart();
       await banner.waitFor({ state: 'hidden', ...WAIT });
       await page.getByRole('status').filter({ hasText: 'Live in outage' }).waitFor(WAIT);
       await post('outage', 'back again');

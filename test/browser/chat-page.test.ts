@@ -7,61 +7,32 @@
  */
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser.ts';
-import { sqliteEngine, type TestDatabase } from '../support/engines.ts';
+import { describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { joinRoom, messageItem, pageSuite, WAIT } from '../support/browser.ts';
 import { CHROMIUM, chromiumAvailable, skipUnless } from '../support/prerequisites.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
 import { createMessage } from '../events/event-helpers.ts';
 
-const WAIT = { timeout: 15_000 };
 const ROOM = 'lobby';
 
 describe('chat page', () => {
   const skip = skipUnless(chromiumAvailable(), `Chromium at ${CHROMIUM}`);
-  let db: TestDatabase;
-  let t: TestApp;
-  let browser: Browser;
-
-  before(async () => {
-    if (skip) return;
-    db = await sqliteEngine.createDatabase();
-    t = await startTestApp(sqliteEngine, { eventsHeartbeatMs: 1000 }, {}, db);
-    await t.listen();
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await t?.close();
-    await db?.cleanup();
-  });
+  const suite = pageSuite(skip);
 
   async function join(name: string): Promise<Page> {
-    const context = await browser.newContext();
+    const context = await suite.browser.newContext();
     const page = await context.newPage();
     page.on('pageerror', (error) => assert.fail(`page error: ${error.message}`));
-    await page.goto(`${t.url}/`);
-    await page.getByLabel('Your name', { exact: true }).fill(name);
-    await page.getByLabel('Room', { exact: true }).fill(ROOM);
-    await page.getByRole('button', { name: 'Join' }).click();
-    await page
-      .getByRole('status')
-      .filter({ hasText: `Live in ${ROOM}` })
-      .waitFor(WAIT);
+    await page.goto(`${suite.t.url}/`);
+    await joinRoom(page, ROOM, name);
     return page;
   }
 
-  /** The list item whose content is exactly `text`. */
-  const message = (page: Page, text: string) =>
-    page
-      .locator('#messages li.message')
-      .filter({ has: page.locator('.content').getByText(text, { exact: true }) });
+  const message = messageItem;
 
   it('shows history, and each other’s messages, edits and deletes live', { skip }, async () => {
     for (let i = 0; i < 55; i++) {
-      await createMessage(t, { author: 'carol', room: ROOM, content: `history ${i}` });
+      await createMessage(suite.t, { author: 'carol', room: ROOM, content: `history ${i}` });
     }
     const ada = await join('ada');
     const bob = await join('bob');
@@ -108,24 +79,22 @@ describe('chat page', () => {
 
   it('comes back live after the server goes away and returns', { skip }, async () => {
     const bob = await join('bob');
-    const port = (t.app.http.server.address() as AddressInfo).port;
-    await t.app.close();
+    await suite.stop();
     await bob
       .getByRole('status')
       .filter({ hasText: /reconnecting|retrying/i })
       .waitFor(WAIT);
     // The same store, the same address: a restarted instance.
-    t = await startTestApp(sqliteEngine, { eventsHeartbeatMs: 1000 }, {}, db);
-    // Written while the page was disconnected: the page gets it by resuming from its last id.
-    await createMessage(t, { author: 'carol', room: ROOM, content: 'written while away' });
-    await t.app.http.listen({ port, host: '127.0.0.1' });
-    t.url = `http://127.0.0.1:${port}`;
+    await suite.restart(async (t) => {
+      // Written while the page was disconnected: the page gets it by resuming from its last id.
+      await createMessage(t, { author: 'carol', room: ROOM, content: 'written while away' });
+    });
     await message(bob, 'written while away').waitFor(WAIT);
     await bob
       .getByRole('status')
       .filter({ hasText: `Live in ${ROOM}` })
       .waitFor(WAIT);
-    await createMessage(t, { author: 'carol', room: ROOM, content: 'and live again' });
+    await createMessage(suite.t, { author: 'carol', room: ROOM, content: 'and live again' });
     await message(bob, 'and live again').waitFor(WAIT);
     assert.equal(await message(bob, 'written while away').count(), 1);
   });

@@ -12,86 +12,34 @@
  * Screenshots are saved under test-output/.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import type { Message } from '../../src/domain/message.ts';
-import { launchChromium } from '../support/browser.ts';
-import { sqliteEngine, type TestDatabase } from '../support/engines.ts';
+import {
+  joinRoom,
+  messageItem,
+  pageSuite,
+  startSignedInApp,
+  WAIT,
+  watchedPage,
+  type Watched,
+} from '../support/browser.ts';
 import { CHROMIUM, chromiumAvailable, skipUnless } from '../support/prerequisites.ts';
-import { startTestApp, type TestApp } from '../support/test-app.ts';
+import type { TestApp } from '../support/test-app.ts';
 import { deleteMessage } from '../events/event-helpers.ts';
-import { AUTH, bearer, token } from '../auth/tokens.ts';
-
-const WAIT = { timeout: 15_000 };
+import { bearer, token } from '../auth/tokens.ts';
 
 describe('conversations on the chat page', () => {
   const skip = skipUnless(chromiumAvailable(), `Chromium at ${CHROMIUM}`);
-  let db: TestDatabase;
-  let t: TestApp;
-  let browser: Browser;
+  const suite = pageSuite(skip);
 
-  before(async () => {
-    if (skip) return;
-    db = await sqliteEngine.createDatabase();
-    t = await startTestApp(sqliteEngine, { eventsHeartbeatMs: 1000 }, {}, db);
-    await t.listen();
-    browser = await launchChromium();
-    mkdirSync('test-output', { recursive: true });
-  });
-  after(async () => {
-    await browser?.close();
-    await t?.close();
-    await db?.cleanup();
-  });
-
-  /** A page, and what went wrong in it: console errors, failed requests, answers of 400 or more. */
-  interface Watched {
-    page: Page;
-    problems: string[];
-    /** Every request's method and URL (path and query). */
-    requests: string[];
-  }
-
-  async function open(name: string, room: string, app = t): Promise<Watched> {
-    const context = await browser.newContext({
-      locale: 'en-US',
-      timezoneId: 'UTC',
-      viewport: { width: 1100, height: 800 },
-    });
-    const page = await context.newPage();
-    const watched: Watched = { page, problems: [], requests: [] };
-    page.on('console', (m) => {
-      if (m.type() === 'error') watched.problems.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (error) => watched.problems.push(`page error: ${error.message}`));
-    page.on('requestfailed', (r) => {
-      // An event stream the page itself closes is not a failure.
-      if (!r.url().includes('/api/events')) watched.problems.push(`failed: ${r.url()}`);
-    });
-    page.on('response', (r) => {
-      if (r.status() >= 400) watched.problems.push(`${r.status()}: ${r.url()}`);
-    });
-    page.on('request', (r) => {
-      const url = new URL(r.url());
-      watched.requests.push(`${r.method()} ${url.pathname}${decodeURIComponent(url.search)}`);
-    });
-    await page.goto(`${app.url}/`);
-    await page.getByLabel('Your name', { exact: true }).fill(name);
-    await page.getByLabel('Room', { exact: true }).fill(room);
-    await page.getByRole('button', { name: 'Join' }).click();
-    await page
-      .getByRole('status')
-      .filter({ hasText: `Live in ${room}` })
-      .waitFor(WAIT);
+  async function open(name: string, room: string, app = suite.t): Promise<Watched> {
+    const watched = await watchedPage(suite.browser, `${app.url}/`, { decodeQuery: true });
+    await joinRoom(watched.page, room, name);
     return watched;
   }
 
-  /** The list item whose content is exactly `text`. */
-  const message = (page: Page, text: string) =>
-    page
-      .locator('#messages li.message')
-      .filter({ has: page.locator('.content').getByText(text, { exact: true }) });
+  const message = messageItem;
 
   /** The chip of `emoji` under a message. */
   const chip = (page: Page, text: string, emoji: string) =>
@@ -103,7 +51,7 @@ describe('conversations on the chat page', () => {
     author = 'carol',
     replyTo?: string,
   ): Promise<Message> {
-    const response = await t.app.http.inject({
+    const response = await suite.t.app.http.inject({
       method: 'POST',
       url: '/api/messages',
       payload: { author, room, content, ...(replyTo === undefined ? {} : { replyTo }) },
@@ -113,7 +61,7 @@ describe('conversations on the chat page', () => {
   }
 
   async function react(id: string, emoji: string, subject: string): Promise<void> {
-    const response = await t.app.http.inject({
+    const response = await suite.t.app.http.inject({
       method: 'PUT',
       url: `/api/messages/${id}/reactions/${encodeURIComponent(emoji)}/${encodeURIComponent(subject)}`,
     });
@@ -195,7 +143,7 @@ describe('conversations on the chat page', () => {
       await post('conv', 'still here', 'carol', doomed.id);
       const adaQuote = message(ada.page, 'still here').locator('.quote');
       await adaQuote.getByText('soon gone').waitFor(WAIT);
-      await deleteMessage(t, doomed.id);
+      await deleteMessage(suite.t, doomed.id);
       await adaQuote.getByText('a deleted message').waitFor(WAIT);
       assert.equal(await adaQuote.isDisabled(), true);
       const carol = await open('carol', 'conv');
@@ -343,13 +291,7 @@ describe('conversations on the chat page', () => {
   describe('with auth on', () => {
     let authed: TestApp;
     before(async () => {
-      if (skip) return;
-      authed = await startTestApp(sqliteEngine, {
-        ...AUTH,
-        authDevTokens: true,
-        eventsHeartbeatMs: 1000,
-      });
-      await authed.listen();
+      if (!skip) authed = await startSignedInApp();
     });
     after(async () => {
       await authed?.close();

@@ -11,13 +11,11 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, ConsoleMessage, Page } from 'playwright-core';
-import { launchChromium } from '../support/browser.ts';
+import { joinRoom, launchChromium, startSignedInApp, WAIT } from '../support/browser.ts';
 import { sqliteEngine } from '../support/engines.ts';
 import { CHROMIUM, chromiumAvailable, skipUnless } from '../support/prerequisites.ts';
 import { startTestApp, type TestApp } from '../support/test-app.ts';
-import { AUTH, bearer, token } from '../auth/tokens.ts';
-
-const WAIT = { timeout: 15_000 };
+import { bearer, token } from '../auth/tokens.ts';
 
 /** The page's console errors (a failed request shows there as one). */
 function consoleErrors(page: Page): string[] {
@@ -38,15 +36,7 @@ async function openPage(browser: Browser, url: string): Promise<Page> {
 }
 
 /** Signs in with a name and opens a room through the header form. */
-async function join(page: Page, name: string, room: string): Promise<void> {
-  await page.getByLabel('Your name', { exact: true }).fill(name);
-  await page.getByLabel('Room', { exact: true }).fill(room);
-  await page.getByRole('button', { name: 'Join' }).click();
-  await page
-    .getByRole('status')
-    .filter({ hasText: `Live in ${room}` })
-    .waitFor(WAIT);
-}
+const join = (page: Page, name: string, room: string) => joinRoom(page, room, name);
 
 const sidebar = (page: Page) => page.getByRole('navigation', { name: 'Your rooms' });
 /** A room's item in the list of your rooms. */
@@ -89,13 +79,7 @@ describe('rooms on the chat page', () => {
   describe('with auth on', () => {
     let t: TestApp;
     before(async () => {
-      if (skip) return;
-      t = await startTestApp(sqliteEngine, {
-        ...AUTH,
-        authDevTokens: true,
-        eventsHeartbeatMs: 1000,
-      });
-      await t.listen();
+      if (!skip) t = await startSignedInApp();
     });
     after(async () => {
       await t?.close();

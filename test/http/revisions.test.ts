@@ -106,6 +106,10 @@ eachEngine('GET /api/messages/{id}/revisions', (_engine, shared) => {
     assert.equal(exact.link, undefined, 'no next page when nothing lies beyond');
     assert.deepEqual((await revisions(app, m.id, 'after=7')).list, []);
     assert.deepEqual((await revisions(app, m.id, 'after=1000')).list, []);
+    // Any version the parameter allows is a bound, also beyond a 32-bit integer.
+    for (const after of [2 ** 31, Number.MAX_SAFE_INTEGER]) {
+      assert.deepEqual((await revisions(app, m.id, `after=${after}`)).list, [], String(after));
+    }
     // The default page holds them all.
     assert.equal((await revisions(app, m.id)).list.length, 7);
   });

@@ -14,6 +14,7 @@ import { callerFor, memberPath } from '../rooms/rooms-support.ts';
 import {
   batchPath,
   emojiPath,
+  privateScene,
   react,
   reactionPath,
   reactionsPath,
@@ -106,15 +107,7 @@ eachEngine(
     });
 
     it('a private room’s message is a 404 on every reaction path for a non-member, and left out of the batch', async () => {
-      const ada = await as('ada');
-      const bob = await as('bob');
-      const carol = await as('carol');
-      const root = await as('root', true);
-      const hidden = uniqueRoom();
-      await ada.putRoom(hidden, { visibility: 'private' });
-      await ada.putMember(hidden, 'carol');
-      const secret = await ada.post(hidden, 'secret');
-      const open = await ada.post(uniqueRoom(), 'open');
+      const { ada, bob, carol, root, hidden, secret, open } = await privateScene(as);
       await react(ada, secret.id, '👍');
       await react(carol, secret.id, '🎉');
       await react(ada, open.id, '👍');

@@ -9,63 +9,21 @@
  * receive (a sentinel) proves that every earlier one was delivered or skipped.
  */
 import assert from 'node:assert/strict';
-import { after, it } from 'node:test';
+import { it } from 'node:test';
 import type { Message } from '../../src/domain/message.ts';
 import type { Reaction } from '../../src/domain/reaction.ts';
 import { AUTH } from '../auth/tokens.ts';
 import { assertStrictlyIncreasing } from '../events/event-helpers.ts';
-import { connectSse, type SseClient } from '../events/sse-client.ts';
-import { eachEngine, uniqueRoom, type ContractApp } from '../http/http-contract.ts';
-import { baseUrl, callerFor, type Caller } from '../rooms/rooms-support.ts';
-import { react, reactionPath } from './reactions-support.ts';
-
-interface Change {
-  readonly seq: number;
-  readonly event: string;
-  readonly data: Record<string, unknown>;
-}
-
-function changes(client: SseClient): Change[] {
-  return client.events
-    .filter((e) => e.event !== 'reset')
-    .map((e) => ({
-      seq: Number(e.id),
-      event: e.event,
-      data: JSON.parse(e.data) as Record<string, unknown>,
-    }));
-}
-
-function streams(app: () => ContractApp) {
-  const open: SseClient[] = [];
-  after(() => {
-    for (const client of open) client.close();
-  });
-  return async (caller: Caller, path = '/api/events'): Promise<SseClient> => {
-    const client = await connectSse(`${await baseUrl(app())}${path}`, { headers: caller.auth });
-    assert.equal(client.status, 200);
-    open.push(client);
-    return client;
-  };
-}
-
-/** Posts a message to a public room of its own and waits until each client has it. */
-async function sentinel(poster: Caller, ...clients: SseClient[]): Promise<Message> {
-  const message = await poster.post(`sentinel-${uniqueRoom()}`, 'sentinel');
-  for (const client of clients) {
-    await client.waitFor(
-      (c) => changes(c).some((e) => e.event === 'message.created' && e.data.id === message.id),
-      'the sentinel',
-    );
-  }
-  return message;
-}
+import { before, sentinel, streams } from '../events/caller-streams.ts';
+import { received, type Received } from '../events/room-access-support.ts';
+import type { SseClient } from '../events/sse-client.ts';
+import { eachEngine, uniqueRoom } from '../http/http-contract.ts';
+import { callerFor } from '../rooms/rooms-support.ts';
+import { privateScene, react, reactionPath } from './reactions-support.ts';
 
 /** The reaction events before the sentinel. */
-function reactionsBefore(client: SseClient, mark: Message): Change[] {
-  const all = changes(client);
-  const index = all.findIndex((e) => e.data.id === mark.id);
-  assert.ok(index >= 0, 'the sentinel arrived');
-  return all.slice(0, index).filter((e) => e.event.startsWith('reaction.'));
+function reactionsBefore(client: SseClient, mark: Message): Received[] {
+  return before(client, mark).filter((e) => e.event.startsWith('reaction.'));
 }
 
 const HEARTBEAT_MS = 100;
@@ -88,8 +46,8 @@ eachEngine(
       assert.equal(removed.statusCode, 200);
       assert.equal((await ada.delete(`/api/messages/${message.id}`)).statusCode, 200);
       const last = await ada.post(room, 'last');
-      await stream.waitFor((c) => changes(c).some((e) => e.data.id === last.id), 'the last');
-      const got = changes(stream);
+      await stream.waitFor((c) => received(c).some((e) => e.data.id === last.id), 'the last');
+      const got = received(stream);
       assert.deepEqual(
         got.map((e) => e.event),
         [
@@ -121,15 +79,7 @@ eachEngine(
     const as = (sub: string, admin = false) => callerFor(shared(), true, sub, admin);
 
     it('reach the streams of those who may read the room, and no non-member of a private room', async () => {
-      const ada = await as('ada');
-      const bob = await as('bob');
-      const carol = await as('carol');
-      const root = await as('root', true);
-      const hidden = uniqueRoom();
-      await ada.putRoom(hidden, { visibility: 'private' });
-      await ada.putMember(hidden, 'carol');
-      const secret = await ada.post(hidden, 'secret');
-      const public_ = await ada.post(uniqueRoom(), 'open');
+      const { ada, bob, carol, root, hidden, secret, open: public_ } = await privateScene(as);
       const adaAll = await open(ada);
       const carolAll = await open(carol);
       const carolRoom = await open(carol, `/api/events?room=${hidden}`);
@@ -159,11 +109,11 @@ eachEngine(
         'nothing of the private room reaches a non-member',
       );
       await carolRoom.waitFor(
-        (c) => changes(c).filter((e) => e.event.startsWith('reaction.')).length === 2,
+        (c) => received(c).filter((e) => e.event.startsWith('reaction.')).length === 2,
         'the room’s two reaction events',
       );
       assert.deepEqual(
-        changes(carolRoom).map(({ event, data }) => ({ event, data })),
+        received(carolRoom).map(({ event, data }) => ({ event, data })),
         expectedHidden,
       );
     });

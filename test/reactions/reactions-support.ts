@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import type { Reaction, ReactionSummary } from '../../src/domain/reaction.ts';
+import { uniqueRoom } from '../http/http-contract.ts';
 import { baseUrl, type Caller } from '../rooms/rooms-support.ts';
 
 export const reactionsPath = (id: string) => `/api/messages/${id}/reactions`;
@@ -27,6 +28,26 @@ export async function react(
 /** GET the message's summary, asserting 200. */
 export function summary(caller: Caller, id: string): Promise<ReactionSummary[]> {
   return caller.read<ReactionSummary[]>(reactionsPath(id));
+}
+
+/**
+ * The access tests' cast with auth on: ada's private room `hidden` with carol
+ * a member and ada's message `secret` in it, ada's message `open` in a public
+ * room; bob is no member, root an admin.
+ */
+export async function privateScene(as: (sub: string, admin?: boolean) => Promise<Caller>) {
+  const [ada, bob, carol, root] = [
+    await as('ada'),
+    await as('bob'),
+    await as('carol'),
+    await as('root', true),
+  ];
+  const hidden = uniqueRoom();
+  await ada.putRoom(hidden, { visibility: 'private' });
+  await ada.putMember(hidden, 'carol');
+  const secret = await ada.post(hidden, 'secret');
+  const open = await ada.post(uniqueRoom(), 'open');
+  return { ada, bob, carol, root, hidden, secret, open };
 }
 
 /**

@@ -10,31 +10,15 @@
  * receive (a sentinel) proves that every earlier one was delivered or skipped.
  */
 import assert from 'node:assert/strict';
-import { after, it } from 'node:test';
-import type { Message } from '../../src/domain/message.ts';
+import { it } from 'node:test';
 import type { Membership, ReadMarker } from '../../src/domain/room.ts';
 import { AUTH } from '../auth/tokens.ts';
 import { assertStrictlyIncreasing } from '../events/event-helpers.ts';
-import { connectSse, type SseClient } from '../events/sse-client.ts';
-import { eachEngine, uniqueRoom, type ContractApp } from '../http/http-contract.ts';
-import { baseUrl, callerFor, memberPath, type Caller } from './rooms-support.ts';
-
-interface Change {
-  readonly seq: number;
-  readonly event: string;
-  readonly data: Record<string, unknown>;
-}
-
-/** The change events a stream received (no reset), parsed. */
-function changes(client: SseClient): Change[] {
-  return client.events
-    .filter((e) => e.event !== 'reset')
-    .map((e) => ({
-      seq: Number(e.id),
-      event: e.event,
-      data: JSON.parse(e.data) as Record<string, unknown>,
-    }));
-}
+import { before, sentinel, streams } from '../events/caller-streams.ts';
+import { received } from '../events/room-access-support.ts';
+import type { SseClient } from '../events/sse-client.ts';
+import { eachEngine, uniqueRoom } from '../http/http-contract.ts';
+import { callerFor, memberPath } from './rooms-support.ts';
 
 const HEARTBEAT_MS = 100;
 
@@ -46,45 +30,6 @@ function withoutUnread(marker: ReadMarker): Omit<ReadMarker, 'unread'> {
     lastRead: marker.lastRead,
     version: marker.version,
   };
-}
-
-function streams(app: () => ContractApp) {
-  const open: SseClient[] = [];
-  after(() => {
-    for (const client of open) client.close();
-  });
-  return async (
-    caller: Caller,
-    path = '/api/events',
-    localAddress?: string,
-  ): Promise<SseClient> => {
-    const client = await connectSse(`${await baseUrl(app())}${path}`, {
-      headers: caller.auth,
-      ...(localAddress === undefined ? {} : { localAddress }),
-    });
-    open.push(client);
-    return client;
-  };
-}
-
-/** Posts a message to a public room of its own and waits until each client has it. */
-async function sentinel(poster: Caller, ...clients: SseClient[]): Promise<Message> {
-  const message = await poster.post(`sentinel-${uniqueRoom()}`, 'sentinel');
-  for (const client of clients) {
-    await client.waitFor(
-      (c) => changes(c).some((e) => e.event === 'message.created' && e.data.id === message.id),
-      'the sentinel',
-    );
-  }
-  return message;
-}
-
-/** The changes before the sentinel. */
-function before(client: SseClient, mark: Message): Change[] {
-  const all = changes(client);
-  const index = all.findIndex((e) => e.data.id === mark.id);
-  assert.ok(index >= 0, 'the sentinel arrived');
-  return all.slice(0, index);
 }
 
 eachEngine(
@@ -115,10 +60,10 @@ eachEngine(
       assert.equal(removed.statusCode, 200);
       const last = await anyone.putRoom(name, { topic: 'three' });
       await stream.waitFor(
-        (c) => changes(c).some((e) => e.event === 'room.updated' && e.data.topic === 'three'),
+        (c) => received(c).some((e) => e.event === 'room.updated' && e.data.topic === 'three'),
         'the last update',
       );
-      const got = changes(stream);
+      const got = received(stream);
       assert.deepEqual(
         got.map((e) => e.event),
         [
@@ -178,8 +123,8 @@ eachEngine(
       const name = uniqueRoom();
       const stream = await open(ada, `/api/events?room=${name}`);
       const room = await ada.putRoom(name);
-      await stream.waitFor((c) => changes(c).length >= 2, 'two events');
-      const [first, second] = changes(stream);
+      await stream.waitFor((c) => received(c).length >= 2, 'two events');
+      const [first, second] = received(stream);
       assert.equal(first!.event, 'room.created');
       assert.deepEqual(first!.data, room);
       assert.equal(second!.event, 'member.added');
@@ -197,10 +142,10 @@ eachEngine(
       const again = await ada.putMember(name, 'bob');
       await ada.delete(memberPath(name, 'bob'));
       await stream.waitFor(
-        (c) => changes(c).filter((e) => e.event === 'member.removed').length === 2,
+        (c) => received(c).filter((e) => e.event === 'member.removed').length === 2,
         'two removals',
       );
-      const removals = changes(stream).filter((e) => e.event === 'member.removed');
+      const removals = received(stream).filter((e) => e.event === 'member.removed');
       assert.deepEqual(removals[0]!.data, { ...joined, removedBy: 'bob' });
       assert.deepEqual(removals[1]!.data, { ...again, removedBy: 'ada' });
     });
@@ -218,20 +163,20 @@ eachEngine(
       const rootAll = await open(root);
       const marker = await bob.setMarker(name, message.id);
       const last = await ada.post(name, 'after the marker');
-      const hasLast = (c: SseClient) => changes(c).some((e) => e.data.id === last.id);
+      const hasLast = (c: SseClient) => received(c).some((e) => e.data.id === last.id);
       for (const client of [bobAll, bobRoom, adaAll, adaRoom, rootAll]) {
         await client.waitFor(hasLast, 'the message after the marker');
       }
       const data = withoutUnread(marker);
       for (const client of [bobAll, bobRoom]) {
-        const markers = changes(client).filter((e) => e.event === 'read-marker.updated');
+        const markers = received(client).filter((e) => e.event === 'read-marker.updated');
         assert.deepEqual(
           markers.map((e) => e.data),
           [data],
         );
       }
       for (const client of [adaAll, adaRoom, rootAll]) {
-        assert.ok(!changes(client).some((e) => e.event === 'read-marker.updated'));
+        assert.ok(!received(client).some((e) => e.event === 'read-marker.updated'));
       }
     });
 
@@ -243,7 +188,7 @@ eachEngine(
       await ada.putMember(name, 'bob');
       const stream = await open(bob);
       const seen = await ada.post(name, 'while bob is in');
-      await stream.waitFor((c) => changes(c).some((e) => e.data.id === seen.id), 'the message');
+      await stream.waitFor((c) => received(c).some((e) => e.data.id === seen.id), 'the message');
       await ada.delete(memberPath(name, 'bob'));
       const unseen = await ada.post(name, 'after bob left');
       await ada.putRoom(name, { topic: 'bob is gone' });
@@ -255,7 +200,7 @@ eachEngine(
       );
       assert.equal(got[1]!.data.subject, 'bob');
       assert.equal(got[1]!.data.removedBy, 'ada');
-      assert.ok(!changes(stream).some((e) => e.data.id === unseen.id));
+      assert.ok(!received(stream).some((e) => e.data.id === unseen.id));
     });
 
     it('a room.updated that makes a room private reaches its previous readers, then nothing more', async () => {
@@ -265,7 +210,7 @@ eachEngine(
       await ada.putRoom(name);
       const stream = await open(eve);
       const visible = await ada.post(name, 'public for now');
-      await stream.waitFor((c) => changes(c).some((e) => e.data.id === visible.id), 'the message');
+      await stream.waitFor((c) => received(c).some((e) => e.data.id === visible.id), 'the message');
       const closed = await ada.putRoom(name, { visibility: 'private' });
       await ada.post(name, 'private now');
       await ada.putRoom(name, { topic: 'secret topic' });
@@ -281,7 +226,9 @@ eachEngine(
       const reopened = await ada.putRoom(name, { visibility: 'public' });
       await stream.waitFor(
         (c) =>
-          changes(c).some((e) => e.event === 'room.updated' && e.data.version === reopened.version),
+          received(c).some(
+            (e) => e.event === 'room.updated' && e.data.version === reopened.version,
+          ),
         'the room opened again',
       );
     });
@@ -297,24 +244,24 @@ eachEngine(
       const eves = await open(eve, `/api/events?room=${name}`);
       const first = await ada.post(name, 'hello both');
       for (const client of [bobs, eves]) {
-        await client.waitFor((c) => changes(c).some((e) => e.data.id === first.id), 'hello');
+        await client.waitFor((c) => received(c).some((e) => e.data.id === first.id), 'hello');
       }
       // Public to private: eve (not a member) loses access, bob keeps it.
       const closed = await ada.putRoom(name, { visibility: 'private' });
       await eves.waitFor((c) => c.ended, 'eve’s stream to end');
-      assert.deepEqual(changes(eves).at(-1)?.data, closed);
-      assert.equal(changes(eves).at(-1)?.event, 'room.updated');
+      assert.deepEqual(received(eves).at(-1)?.data, closed);
+      assert.equal(received(eves).at(-1)?.event, 'room.updated');
       // Another local address: a socket of its own, not one the agent kept from the ended stream.
       const again = await open(eve, `/api/events?room=${name}`, '127.0.0.3');
       assert.equal(again.status, 403);
       // Bob is removed: his stream gets that change, then ends.
       await ada.delete(memberPath(name, 'bob'));
       await bobs.waitFor((c) => c.ended, 'bob’s stream to end');
-      const lastOfBob = changes(bobs).at(-1);
+      const lastOfBob = received(bobs).at(-1);
       assert.equal(lastOfBob?.event, 'member.removed');
       assert.equal(lastOfBob?.data.subject, 'bob');
       assert.ok(
-        changes(bobs).some((e) => e.data.id === closed.name || e.data.name === closed.name),
+        received(bobs).some((e) => e.data.id === closed.name || e.data.name === closed.name),
       );
       const bobAgain = await open(bob, `/api/events?room=${name}`, '127.0.0.4');
       assert.equal(bobAgain.status, 403);
@@ -331,7 +278,7 @@ eachEngine(
       assert.equal(stream.status, 200);
       await bob.delete(memberPath(name, 'bob'));
       await stream.waitFor((c) => c.ended, 'the stream to end');
-      assert.deepEqual(changes(stream).at(-1)?.data.removedBy, 'bob');
+      assert.deepEqual(received(stream).at(-1)?.data.removedBy, 'bob');
     });
 
     it('nothing of a private room reaches a non-member; members and admins get it all', async () => {
@@ -384,10 +331,10 @@ eachEngine(
       assert.ok(bobGot.length >= everything.length - 2, bobGot.join(' '));
       assert.deepEqual(bobGot, everything.slice(everything.length - bobGot.length));
       // A ?since= replay is filtered the same way.
-      const seq = changes(roots)[0]!.seq - 1;
+      const seq = received(roots)[0]!.seq - 1;
       const replay = await open(eve, `/api/events?since=${seq}`);
       await sentinel(ada, replay);
-      assert.ok(!changes(replay).some((e) => e.data.room === name || e.data.name === name));
+      assert.ok(!received(replay).some((e) => e.data.room === name || e.data.name === name));
     });
 
     it('a private room’s ?room= stream answers 403 to a non-member and 200 to an admin', async () => {
@@ -401,8 +348,11 @@ eachEngine(
       const admin = await open(root, `/api/events?room=${name}`);
       assert.equal(admin.status, 200);
       const room = await ada.putRoom(name, { topic: 'seen by root' });
-      await admin.waitFor((c) => changes(c).some((e) => e.data.version === room.version), 'update');
-      assert.deepEqual(changes(admin).at(-1)?.data, room);
+      await admin.waitFor(
+        (c) => received(c).some((e) => e.data.version === room.version),
+        'update',
+      );
+      assert.deepEqual(received(admin).at(-1)?.data, room);
     });
   },
   { ...AUTH, eventsHeartbeatMs: HEARTBEAT_MS },

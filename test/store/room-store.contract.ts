@@ -10,9 +10,8 @@ import { describe, it } from 'node:test';
 import { v7 as uuidv7 } from 'uuid';
 import type { Change } from '../../src/domain/change.ts';
 import type { Message, NewMessage } from '../../src/domain/message.ts';
-import { ChangeFeed } from '../../src/domain/change-feed.ts';
 import { MAX_UNREAD, type UserRoom } from '../../src/domain/room.ts';
-import { RoomActivity, WINDOW_SIZE } from '../../src/domain/room-activity.ts';
+import { feedWithActivity, WINDOW_SIZE } from '../../src/domain/room-activity.ts';
 import type { RoomValues } from '../../src/domain/room-store.ts';
 import { userRooms } from '../../src/domain/user-rooms.ts';
 import type { Store } from '../../src/domain/store.ts';
@@ -57,19 +56,12 @@ async function withRoomLists(
   store: Store,
   fn: (roomsOf: (subject: string, limit: number) => Promise<UserRoom[]>) => Promise<void>,
 ) {
-  const activity: RoomActivity = new RoomActivity({
-    recent: (rooms, perRoom) => store.messages.recent(rooms, perRoom),
-    get head(): number {
-      return feed.head;
-    },
-    changesSince: (after, limit) => feed.changesSince(after, limit),
-  });
-  const feed: ChangeFeed = new ChangeFeed(
+  const { feed, activity } = feedWithActivity(
     store.changes,
+    (rooms, perRoom) => store.messages.recent(rooms, perRoom),
     (error) => {
       throw error;
     },
-    [activity],
   );
   await feed.start();
   const deps = {

@@ -190,7 +190,8 @@ export class PostgresMessages implements MessageStore {
   }
 
   async revisions(id: string, after: number, limit: number): Promise<RevisionPage | undefined> {
-    // One statement, one snapshot: the message and its kept revisions after `after`.
+    // One statement, one snapshot: the message and its kept revisions after `after`. `after`
+    // as bigint: the API takes any safe integer, which an integer parameter would refuse.
     const rows = await this.#session.query<{
       current: Message;
       kept: Revision[] | null;
@@ -200,7 +201,7 @@ export class PostgresMessages implements MessageStore {
          (SELECT json_agg(r ORDER BY r.version) FROM (
             SELECT version, content, ${iso('updated_at')} AS "updatedAt",
               edited_by AS "editedBy"
-            FROM message_revisions WHERE message_id = $1 AND version > $2
+            FROM message_revisions WHERE message_id = $1 AND version > $2::bigint
             ORDER BY version LIMIT $3) r) AS kept
        FROM (SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = $1) m`,
       [id, after, limit + 1],

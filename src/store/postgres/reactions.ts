@@ -10,8 +10,17 @@
 import type pg from 'pg';
 import type { MessageReactions, Reaction, ReactionSummary } from '../../domain/reaction.ts';
 import { reactionAdded, reactionRemoved } from '../../domain/reaction-changes.ts';
+import {
+  decidePut,
+  decideRemove,
+  groupSummaries,
+  reactionFacts,
+  reactorPage,
+} from '../../domain/reaction-rows.ts';
 import type {
+  DecideReaction,
   ReactionFacts,
+  ReactionKey,
   ReactionStore,
   ReactionWriteOutcome,
   ReactorPage,
@@ -97,47 +106,32 @@ export class PostgresReactions implements ReactionStore {
     this.#session = session;
   }
 
-  put(
-    messageId: string,
-    emoji: string,
-    subject: string,
-    now: string,
-    decide: (facts: ReactionFacts) => void,
-  ): Promise<ReactionWriteOutcome> {
+  put(key: ReactionKey, now: string, decide: DecideReaction): Promise<ReactionWriteOutcome> {
     return this.#session.transaction(async (client) => {
-      const facts = await lockFacts(client, messageId, emoji, subject);
-      decide(facts);
-      if (facts.current !== undefined) return { reaction: facts.current, created: false };
-      const reaction: Reaction = { messageId, room: facts.room!, emoji, subject, createdAt: now };
+      const outcome = decidePut(key, now, await lockFacts(client, key), decide);
+      if (!outcome.created) return outcome;
       await client.query({
         name: 'insert-reaction',
         text: `INSERT INTO reactions (message_id, emoji, subject, room, created_at)
           VALUES ($1, $2, $3, $4, $5)`,
-        values: [messageId, emoji, subject, reaction.room, now],
+        values: [key.messageId, key.emoji, key.subject, outcome.reaction.room, now],
       });
       // The change log's lock comes last, after every row lock (see migrations.ts).
-      await appendChange(client, reactionAdded(reaction));
-      return { reaction, created: true };
+      await appendChange(client, reactionAdded(outcome.reaction));
+      return outcome;
     });
   }
 
-  remove(
-    messageId: string,
-    emoji: string,
-    subject: string,
-    decide: (facts: ReactionFacts) => void,
-  ): Promise<Reaction> {
+  remove(key: ReactionKey, decide: DecideReaction): Promise<Reaction> {
     return this.#session.transaction(async (client) => {
-      const facts = await lockFacts(client, messageId, emoji, subject);
-      decide(facts);
-      if (facts.current === undefined) throw new Error('decide let a missing reaction be removed');
+      const removed = decideRemove(await lockFacts(client, key), decide);
       await client.query({
         name: 'delete-reaction',
         text: 'DELETE FROM reactions WHERE message_id = $1 AND emoji = $2 AND subject = $3',
-        values: [messageId, emoji, subject],
+        values: [key.messageId, key.emoji, key.subject],
       });
-      await appendChange(client, reactionRemoved(facts.current));
-      return facts.current;
+      await appendChange(client, reactionRemoved(removed));
+      return removed;
     });
   }
 
@@ -164,7 +158,8 @@ export class PostgresReactions implements ReactionStore {
     }>('reaction-reactors', REACTORS, [messageId, emoji, query.after ?? null, query.limit]);
     const first = rows[0];
     if (first === undefined) return undefined;
-    const items: Reaction[] = rows
+    if (!first.found) return { room: first.room, items: [], more: false, afterFound: false };
+    const read: Reaction[] = rows
       .filter((r) => r.subject !== null)
       .map((r) => ({
         messageId,
@@ -173,9 +168,7 @@ export class PostgresReactions implements ReactionStore {
         subject: r.subject!,
         createdAt: r.createdAt!,
       }));
-    const more = items.length > query.limit;
-    if (more) items.length = query.limit;
-    return { room: first.room, items, more, afterFound: first.found };
+    return reactorPage(first.room, read, query.limit);
   }
 
   async summaries(
@@ -193,17 +186,7 @@ export class PostgresReactions implements ReactionStore {
           batchSql(true),
           [messageIds, subject, readableBy],
         ));
-    const out: MessageReactions[] = [];
-    let last: { messageId: string; reactions: ReactionSummary[] } | undefined;
-    for (const row of rows) {
-      if (last === undefined || last.messageId !== row.id) {
-        last = { messageId: row.id, reactions: [] };
-        out.push(last);
-      }
-      if (row.emoji !== null)
-        last.reactions.push({ emoji: row.emoji, count: row.count, me: row.me });
-    }
-    return out;
+    return groupSummaries(rows.map((row) => ({ ...row, messageId: row.id })));
   }
 }
 
@@ -216,35 +199,27 @@ export async function removeReactionsOf(client: pg.PoolClient, messageId: string
   });
 }
 
-async function lockFacts(
-  client: pg.PoolClient,
-  messageId: string,
-  emoji: string,
-  subject: string,
-): Promise<ReactionFacts> {
+async function lockFacts(client: pg.PoolClient, key: ReactionKey): Promise<ReactionFacts> {
   await client.query({
     name: 'lock-message-for-reaction',
     text: 'SELECT 1 FROM messages WHERE id = $1::uuid FOR UPDATE',
-    values: [messageId],
+    values: [key.messageId],
   });
   const { rows } = await client.query<FactsRow>({
     name: 'reaction-facts',
     text: FACTS,
-    values: [messageId, emoji, subject],
+    values: [key.messageId, key.emoji, key.subject],
   });
   const row = rows[0];
-  if (row === undefined) {
-    return { room: undefined, current: undefined, emojiCount: 0, emojiPresent: false };
-  }
-  return {
-    room: row.room,
-    current:
-      row.current_at === null
-        ? undefined
-        : { messageId, room: row.room, emoji, subject, createdAt: row.current_at },
-    emojiCount: row.emoji_count,
-    emojiPresent: row.emoji_present,
-  };
+  return reactionFacts(
+    key,
+    row && {
+      room: row.room,
+      currentAt: row.current_at ?? undefined,
+      emojiCount: row.emoji_count,
+      emojiPresent: row.emoji_present,
+    },
+  );
 }
 
 function summariesOf(rows: readonly SummaryRow[]): ReactionSummary[] {

@@ -8,8 +8,17 @@
 import type { Statement } from 'better-sqlite3';
 import type { MessageReactions, Reaction, ReactionSummary } from '../../domain/reaction.ts';
 import { reactionAdded, reactionRemoved } from '../../domain/reaction-changes.ts';
+import {
+  decidePut,
+  decideRemove,
+  groupSummaries,
+  reactionFacts,
+  reactorPage,
+} from '../../domain/reaction-rows.ts';
 import type {
+  DecideReaction,
   ReactionFacts,
+  ReactionKey,
   ReactionStore,
   ReactionWriteOutcome,
   ReactorPage,
@@ -100,37 +109,22 @@ export class SqliteReactions implements ReactionStore {
     this.#batchReadable = db.prepare(batchSql(true)).raw();
   }
 
-  put(
-    messageId: string,
-    emoji: string,
-    subject: string,
-    now: string,
-    decide: (facts: ReactionFacts) => void,
-  ): Promise<ReactionWriteOutcome> {
+  put(key: ReactionKey, now: string, decide: DecideReaction): Promise<ReactionWriteOutcome> {
     return this.#session.write(() => {
-      const facts = this.#facts(messageId, emoji, subject);
-      decide(facts);
-      if (facts.current !== undefined) return { reaction: facts.current, created: false };
-      const reaction: Reaction = { messageId, room: facts.room!, emoji, subject, createdAt: now };
-      this.#insert.run({ id: messageId, emoji, subject, room: reaction.room, createdAt: now });
-      this.#changes.add(reactionAdded(reaction));
-      return { reaction, created: true };
+      const outcome = decidePut(key, now, this.#facts(key), decide);
+      if (!outcome.created) return outcome;
+      this.#insert.run({ ...key, id: key.messageId, room: outcome.reaction.room, createdAt: now });
+      this.#changes.add(reactionAdded(outcome.reaction));
+      return outcome;
     });
   }
 
-  remove(
-    messageId: string,
-    emoji: string,
-    subject: string,
-    decide: (facts: ReactionFacts) => void,
-  ): Promise<Reaction> {
+  remove(key: ReactionKey, decide: DecideReaction): Promise<Reaction> {
     return this.#session.write(() => {
-      const facts = this.#facts(messageId, emoji, subject);
-      decide(facts);
-      if (facts.current === undefined) throw new Error('decide let a missing reaction be removed');
-      this.#delete.run(messageId, emoji, subject);
-      this.#changes.add(reactionRemoved(facts.current));
-      return facts.current;
+      const removed = decideRemove(this.#facts(key), decide);
+      this.#delete.run(key.messageId, key.emoji, key.subject);
+      this.#changes.add(reactionRemoved(removed));
+      return removed;
     });
   }
 
@@ -166,16 +160,14 @@ export class SqliteReactions implements ReactionStore {
         after,
         limit: query.limit + 1,
       }) as [string, string][];
-      const more = rows.length > query.limit;
-      if (more) rows.length = query.limit;
-      const items = rows.map(([reactor, createdAt]) => ({
+      const read = rows.map(([reactor, createdAt]) => ({
         messageId,
         room,
         emoji,
         subject: reactor,
         createdAt,
       }));
-      return { room, items, more, afterFound: true };
+      return reactorPage(room, read, query.limit);
     } catch (error) {
       throw toStoreError(error);
     }
@@ -194,7 +186,9 @@ export class SqliteReactions implements ReactionStore {
           ? this.#batch.all({ ids, me: subject })
           : this.#batchReadable.all({ ids, me: subject, reader: readableBy })
       ) as BatchRow[];
-      return groupSummaries(rows);
+      return groupSummaries(
+        rows.map(([, id, emoji, count, me]) => ({ messageId: id, emoji, count, me: me === 1 })),
+      );
     } catch (error) {
       throw toStoreError(error);
     }
@@ -205,36 +199,23 @@ export class SqliteReactions implements ReactionStore {
     this.#deleteAll.run(messageId);
   }
 
-  #facts(messageId: string, emoji: string, subject: string): ReactionFacts {
-    const room = this.#room.get(messageId) as string | undefined;
-    if (room === undefined) {
-      return { room, current: undefined, emojiCount: 0, emojiPresent: false };
-    }
-    const createdAt = this.#get.get(messageId, emoji, subject) as string | undefined;
-    const [count, present] = this.#emoji.get({ id: messageId, emoji }) as [number, number];
-    return {
+  #facts(key: ReactionKey): ReactionFacts {
+    const room = this.#room.get(key.messageId) as string | undefined;
+    if (room === undefined) return reactionFacts(key, undefined);
+    const createdAt = this.#get.get(key.messageId, key.emoji, key.subject) as string | undefined;
+    const [count, present] = this.#emoji.get({ id: key.messageId, emoji: key.emoji }) as [
+      number,
+      number,
+    ];
+    return reactionFacts(key, {
       room,
-      current: createdAt === undefined ? undefined : { messageId, room, emoji, subject, createdAt },
+      currentAt: createdAt,
       emojiCount: count,
       emojiPresent: present === 1,
-    };
+    });
   }
 }
 
 function summaryOf(row: SummaryRow): ReactionSummary {
   return { emoji: row[0], count: row[1], me: row[2] === 1 };
-}
-
-/** Rows in the asked order, one per (message, emoji), into one entry per message. */
-function groupSummaries(rows: readonly BatchRow[]): MessageReactions[] {
-  const out: MessageReactions[] = [];
-  let last: { messageId: string; reactions: ReactionSummary[] } | undefined;
-  for (const [, id, emoji, count, me] of rows) {
-    if (last === undefined || last.messageId !== id) {
-      last = { messageId: id, reactions: [] };
-      out.push(last);
-    }
-    if (emoji !== null) last.reactions.push({ emoji, count, me: me === 1 });
-  }
-  return out;
 }

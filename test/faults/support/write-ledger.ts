@@ -20,6 +20,7 @@ export interface Message {
   readonly createdAt: string;
   readonly updatedAt: string;
   readonly version: number;
+  readonly replyTo: string | null;
 }
 
 export interface Change {
