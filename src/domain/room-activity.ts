@@ -166,9 +166,24 @@ export class RoomActivity implements FeedFollower {
     }
   }
 
-  /** Forgets every window (after a gap in the feed, e.g. a reset): they are loaded again. */
-  clear(): void {
-    this.#windows.clear();
+  /**
+   * Each room's newest message (null: none): from its window when one is
+   * kept, else read from the store (one message per room, no window made).
+   */
+  async newest(rooms: readonly string[]): Promise<Map<string, LastMessage | null>> {
+    const out = new Map<string, LastMessage | null>();
+    const unknown: string[] = [];
+    for (const room of rooms) {
+      const window = this.#windows.get(room);
+      const newest = window?.pending === undefined ? window?.newest() : undefined;
+      if (newest === undefined) unknown.push(room);
+      else out.set(room, newest);
+    }
+    if (unknown.length > 0) {
+      const read = await this.#source.recent(unknown, 1);
+      for (const room of unknown) out.set(room, read.rooms.get(room)?.[0] ?? null);
+    }
+    return out;
   }
 
   /**

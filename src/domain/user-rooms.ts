@@ -6,8 +6,8 @@
  * store, for that room alone.
  */
 import type { RoomActivity } from './room-activity.ts';
-import type { MemberStore, ReadMarkerStore } from './room-store.ts';
-import type { UserRoom } from './room.ts';
+import type { MemberRoom, MemberStore, ReadMarkerStore } from './room-store.ts';
+import type { LastMessage, Room, UserRoom } from './room.ts';
 
 export interface UserRoomsDeps {
   readonly members: MemberStore;
@@ -25,33 +25,55 @@ export async function userRooms(
 ): Promise<UserRoom[]> {
   const mine = await deps.members.memberRooms(subject);
   await deps.changesReached(mine.seq);
-  const windows = await deps.activity.windows(mine.rooms.map((r) => r.room.name));
+  let chosen: readonly MemberRoom[] = mine.rooms;
+  if (chosen.length > limit) {
+    // Only the rooms that make the cut need a window (and an unread count): the others are
+    // ranked by their newest message alone, so a subject in ten thousand rooms does not load
+    // ten thousand windows (nor evict the ones it just loaded).
+    const newest = await deps.activity.newest(chosen.map((r) => r.room.name));
+    chosen = byActivity([...chosen], (r) => r.room, (r) => newest.get(r.room.name) ?? null);
+    chosen = chosen.slice(0, limit);
+  }
+  const windows = await deps.activity.windows(chosen.map((r) => r.room.name));
   const rooms: UserRoom[] = [];
-  // Only a count a window cannot tell waits for the store.
-  const counted: Promise<void>[] = [];
-  for (const { room, role, lastRead } of mine.rooms) {
+  const uncounted: UserRoom[] = [];
+  for (const { room, role, lastRead } of chosen) {
     const window = windows.get(room.name)!;
     const unread = window.unread(subject, lastRead);
     const entry = { ...room, role, lastMessage: window.newest() ?? null, lastRead, unread: 0 };
     rooms.push(entry);
-    if (unread !== undefined) entry.unread = unread;
-    else {
-      counted.push(
-        deps.readMarkers.get(room.name, subject).then((marker) => {
-          entry.unread = marker.unread;
-        }),
-      );
-    }
+    if (unread === undefined) uncounted.push(entry);
+    else entry.unread = unread;
   }
-  if (counted.length > 0) await Promise.all(counted);
-  const activity = (r: UserRoom) =>
-    r.lastMessage !== null && r.lastMessage.createdAt > r.createdAt
-      ? r.lastMessage.createdAt
-      : r.createdAt;
-  rooms.sort((a, b) => {
-    const x = activity(a);
-    const y = activity(b);
-    return x !== y ? (x < y ? 1 : -1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+  // A count a window cannot tell is the store's: one room at a time, so a list never holds
+  // more than one of the store's connections.
+  for (const entry of uncounted) {
+    entry.unread = (await deps.readMarkers.get(entry.name, subject)).unread;
+  }
+  return byActivity(rooms, (r) => r, (r) => r.lastMessage).slice(0, limit);
+}
+
+/** Sorts in place, most recent activity first, ties by name. */
+function byActivity<T>(
+  items: T[],
+  roomOf: (item: T) => Room,
+  newestOf: (item: T) => LastMessage | null,
+): T[] {
+  const activity = new Map<T, string>();
+  for (const item of items) {
+    const room = roomOf(item);
+    const newest = newestOf(item);
+    activity.set(
+      item,
+      newest !== null && newest.createdAt > room.createdAt ? newest.createdAt : room.createdAt,
+    );
+  }
+  return items.sort((a, b) => {
+    const x = activity.get(a)!;
+    const y = activity.get(b)!;
+    if (x !== y) return x < y ? 1 : -1;
+    const m = roomOf(a).name;
+    const n = roomOf(b).name;
+    return m < n ? -1 : m > n ? 1 : 0;
   });
-  return rooms.slice(0, limit);
 }

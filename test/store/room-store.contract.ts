@@ -532,6 +532,24 @@ export function roomStoreContract(engine: Engine): void {
           assert.deepEqual(await roomsOf('nobody', 10), []);
         }));
 
+      test('a list cut by its limit is the head of the whole list, windows or none', (store) =>
+        withRoomLists(store, async (roomsOf) => {
+          for (const name of ['e', 'd', 'c', 'b', 'a'])
+            await createRoom(store, name, publicRoom, 'ada');
+          for (const name of ['c', 'a', 'e']) {
+            await store.messages.create(newMessage({ room: name, author: 'bob' }));
+          }
+          // First with no window kept: ranked by each room's newest message alone.
+          const head = await roomsOf('ada', 2);
+          const whole = await roomsOf('ada', 100);
+          assert.deepEqual(
+            whole.map((r) => r.name),
+            ['e', 'a', 'c', 'b', 'd'],
+          );
+          assert.deepEqual(head, whole.slice(0, 2));
+          assert.deepEqual(await roomsOf('ada', 3), whole.slice(0, 3));
+        }));
+
       test('rooms of the same activity are ordered by name', (store) =>
         withRoomLists(store, async (roomsOf) => {
           const at = nextTime();
