@@ -31,7 +31,11 @@ export async function userRooms(
     // ranked by their newest message alone, so a subject in ten thousand rooms does not load
     // ten thousand windows (nor evict the ones it just loaded).
     const newest = await deps.activity.newest(chosen.map((r) => r.room.name));
-    chosen = byActivity([...chosen], (r) => r.room, (r) => newest.get(r.room.name) ?? null);
+    chosen = byActivity(
+      [...chosen],
+      (r) => r.room,
+      (r) => newest.get(r.room.name) ?? null,
+    );
     chosen = chosen.slice(0, limit);
   }
   const windows = await deps.activity.windows(chosen.map((r) => r.room.name));
@@ -50,7 +54,11 @@ export async function userRooms(
   for (const entry of uncounted) {
     entry.unread = (await deps.readMarkers.get(entry.name, subject)).unread;
   }
-  return byActivity(rooms, (r) => r, (r) => r.lastMessage).slice(0, limit);
+  return byActivity(
+    rooms,
+    (r) => r,
+    (r) => r.lastMessage,
+  ).slice(0, limit);
 }
 
 /** Sorts in place, most recent activity first, ties by name. */
