@@ -44,7 +44,20 @@ export async function userRooms(
   for (const { room, role, lastRead } of chosen) {
     const window = windows.get(room.name)!;
     const unread = window.unread(subject, lastRead);
-    const entry = { ...room, role, lastMessage: window.newest() ?? null, lastRead, unread: 0 };
+    // Written out, not spread: a spread of the room cost most of a list's own time (profiled).
+    const entry: UserRoom = {
+      name: room.name,
+      visibility: room.visibility,
+      topic: room.topic,
+      createdBy: room.createdBy,
+      createdAt: room.createdAt,
+      updatedAt: room.updatedAt,
+      version: room.version,
+      role,
+      lastMessage: window.newest() ?? null,
+      lastRead,
+      unread: 0,
+    };
     rooms.push(entry);
     if (unread === undefined) uncounted.push(entry);
     else entry.unread = unread;
