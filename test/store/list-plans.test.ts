@@ -15,13 +15,19 @@ import type { ListQuery } from '../../src/domain/message.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { listFilter } from '../../src/domain/list-filter.ts';
 import { searchQuery } from '../../src/domain/search-text.ts';
+import { aroundHalves } from '../../src/domain/around-page.ts';
 import {
+  aroundBatchSql,
+  aroundStatement as postgresAround,
   listBatchSql,
   listStatement as postgresList,
   searchStatement,
 } from '../../src/store/postgres/list-sql.ts';
 import { searchStatements } from '../../src/store/sqlite/search.ts';
-import { listStatement as sqliteList } from '../../src/store/sqlite/list-sql.ts';
+import {
+  aroundStatement as sqliteAround,
+  listStatement as sqliteList,
+} from '../../src/store/sqlite/list-sql.ts';
 import { ROOMS_OF as postgresRoomsOf } from '../../src/store/postgres/members.ts';
 import { ROOMS_OF_SQL as sqliteRoomsOf } from '../../src/store/sqlite/members.ts';
 import { postgresEngine, sqliteEngine, type TestDatabase } from '../support/engines.ts';
@@ -79,6 +85,29 @@ function baseShapes(): { label: string; query: Shape; index: Index }[] {
         query: { order, limit: 51, ids, ...(room === undefined ? {} : { room }) },
         index: 'primary',
       });
+    }
+  }
+  return out;
+}
+
+/** An around page's shapes: both halves walk the list's own key, from the middle of the table. */
+function aroundShapes(): { label: string; query: Shape; around: string; index: Index }[] {
+  const out: { label: string; query: Shape; around: string; index: Index }[] = [];
+  for (const room of [undefined, 'room-3']) {
+    for (const order of ['asc', 'desc'] as const) {
+      for (const readableBy of [undefined, 'ada']) {
+        out.push({
+          label: `around: room=${room ?? '-'} order=${order}${readableBy ? ' readable' : ''}`,
+          query: {
+            order,
+            limit: 50,
+            ...(room === undefined ? {} : { room }),
+            ...(readableBy === undefined ? {} : { readableBy }),
+          },
+          around: idOf(30_000),
+          index: room === undefined ? 'primary' : 'room',
+        });
+      }
     }
   }
   return out;
@@ -219,6 +248,41 @@ describe('list plans on PostgreSQL', async () => {
         plans.push(batched.rows[0]!['QUERY PLAN'][0].Plan);
       }
       for (const plan of plans) assertWalksIndex(flatten(plan), index);
+    });
+  }
+
+  // An around page: one statement of two walks (the halves), each the list's own index walk
+  // from around outwards; the half turned round is read back by subscript, never sorted.
+  for (const { label, query, around, index } of aroundShapes()) {
+    it(label, { skip }, async () => {
+      const statement = postgresAround(query, around);
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) ${statement.text}`,
+        statement.values,
+      );
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      await client.query(`PREPARE shape AS ${statement.text}`);
+      const literal = (value: unknown) =>
+        typeof value === 'number' ? String(value) : client.escapeLiteral(String(value));
+      const generic = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) EXECUTE shape(${statement.values.map(literal).join(', ')})`,
+      );
+      await client.query('DEALLOCATE shape');
+      await client.query('RESET plan_cache_mode');
+      const batch = aroundBatchSql(aroundHalves(query, around).filter);
+      const batched = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) ${batch.text}`,
+        statement.values.map((v) => [v, v, v]),
+      );
+      for (const plan of [rows, generic.rows, batched.rows].map(
+        (r) => r[0]!['QUERY PLAN'][0].Plan,
+      )) {
+        const nodes = flatten(plan);
+        assertWalksIndex(nodes, index);
+        // Two walks, one per half: each an index scan of messages.
+        const scans = nodes.filter((n) => n['Relation Name'] === 'messages');
+        assert.equal(scans.length, 2, nodes.map((n) => n['Node Type']).join(' > '));
+      }
     });
   }
 
@@ -438,6 +502,31 @@ describe('list plans on SQLite', () => {
             : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/,
         text,
       );
+    });
+  }
+
+  // An around page: one compound statement of the two halves' own list walks, no sort.
+  for (const { label, query, around, index } of aroundShapes()) {
+    it(label, () => {
+      const statement = sqliteAround(query, around);
+      const details = (
+        sqlite.prepare(`EXPLAIN QUERY PLAN ${statement.text}`).all(...statement.values) as {
+          detail: string;
+        }[]
+      ).map((p) => p.detail);
+      const text = details.join(' | ');
+      assert.ok(!details.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${text}`);
+      const walks = details.filter((d) => /\bmessages\b/.test(d));
+      assert.equal(walks.length, 2, `one walk per half in ${text}`);
+      for (const walk of walks) {
+        assert.match(
+          walk,
+          index === 'primary'
+            ? /^SEARCH messages USING PRIMARY KEY/
+            : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/,
+          text,
+        );
+      }
     });
   }
 

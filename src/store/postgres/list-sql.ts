@@ -1,5 +1,6 @@
 /** The SQL of a message list on PostgreSQL: the domain's list filter (list-filter.ts) in PostgreSQL's words. */
 import pg from 'pg';
+import { aroundHalves, type AroundFilter, type AroundHalves } from '../../domain/around-page.ts';
 import {
   listFilter,
   listValues,
@@ -89,8 +90,14 @@ function condition(c: ListCondition, param: (type: ParamType) => string): string
   }
 }
 
-/** The page of one query: `count` (at most limit + 1) and the joined `json`, one row. */
-function pageSql(filter: ListFilter, param: (type: ParamType) => string): string {
+/**
+ * The ordered walk of one query: its rows' `body`, at most limit + 1, and
+ * the limit's placeholder (an around page uses it again to cut its half).
+ */
+function walkSql(
+  filter: ListFilter,
+  param: (type: ParamType) => string,
+): { readonly sql: string; readonly limit: string } {
   const where = filter.conditions.map((c) => condition(c, param));
   const filterSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
@@ -99,14 +106,20 @@ function pageSql(filter: ListFilter, param: (type: ParamType) => string): string
       ? `messages.room ${direction}, messages.id ${direction}`
       : `messages.id ${direction}`;
   const limit = param('integer');
+  const sql = `SELECT messages.body FROM messages${filterSql}
+      ORDER BY ${order} LIMIT ${limit}::integer + 1`;
+  return { sql, limit };
+}
+
+/** The page of one query: `count` (at most limit + 1) and the joined `json`, one row. */
+function pageSql(filter: ListFilter, param: (type: ParamType) => string): string {
   // The aggregate takes the rows in the order the ordered subquery yields them (a plain
   // Aggregate over a Limit over an index scan: nothing reorders them; the contract suite checks
   // the order of every shape). An ORDER BY inside string_agg, or numbering the rows to leave
   // the extra one out here, cost the database about as much again as the whole page
   // (measured): the caller leaves the extra one out instead.
   return `SELECT count(*)::integer AS count, string_agg(s.body, ',') AS json
-    FROM (SELECT messages.body FROM messages${filterSql}
-      ORDER BY ${order} LIMIT ${limit}::integer + 1) s`;
+    FROM (${walkSql(filter, param).sql}) s`;
 }
 
 function render(filter: ListFilter): ListSql {
@@ -131,20 +144,29 @@ function render(filter: ListFilter): ListSql {
  * with `n`, the query's place in the arrays.
  */
 export function listBatchSql(filter: ListFilter): { name: string; text: string } {
+  return batchSql(`${filter.name}-batch`, 'p.count, p.json', (param) => pageSql(filter, param));
+}
+
+/** Several pages of one statement's shape (`page`, one row each), as listBatchSql says. */
+function batchSql(
+  name: string,
+  columns: string,
+  page: (param: (type: ParamType) => string) => string,
+): { name: string; text: string } {
   const types: ParamType[] = [];
   const param = (type: ParamType) => {
     types.push(type);
     return `q.p${types.length}`;
   };
-  const page = pageSql(filter, param);
+  const pageText = page(param);
   const arrays = types
     .map((type, i) => `$${i + 1}::${type === 'term' ? 'text' : type}[]`)
     .join(', ');
-  const columns = types.map((_, i) => `p${i + 1}`).join(', ');
-  const text = `SELECT q.n, ${LATEST_SEQ} AS latest, p.count, p.json
-    FROM unnest(${arrays}) WITH ORDINALITY AS q(${columns}, n)
-    CROSS JOIN LATERAL (${page}) p`;
-  return { name: `${filter.name}-batch`, text };
+  const names = types.map((_, i) => `p${i + 1}`).join(', ');
+  const text = `SELECT q.n, ${LATEST_SEQ} AS latest, ${columns}
+    FROM unnest(${arrays}) WITH ORDINALITY AS q(${names}, n)
+    CROSS JOIN LATERAL (${pageText}) p`;
+  return { name, text };
 }
 
 const rendered = new Map<ListFilter, ListSql>();
@@ -200,4 +222,80 @@ export function searchStatement(query: ListQuery & { readonly limit: number }): 
 export function listStatement(query: ListQuery & { readonly limit: number }): ListStatement {
   const filter = listFilter(query);
   return { ...listSql(filter), values: listParameters(filter, query) };
+}
+
+/**
+ * An around page (around-page.ts) in one row: each half's walk (nearest to
+ * around first, at most its size + 1 rows) gathered into an array in walk
+ * order, `behind` and `ahead` their counts, and `json` the page's texts
+ * joined in the requested order: the behind half read from its last kept
+ * element back to its first (subscripts, not a sort: the plan stays two
+ * index walks and no Sort node), then the ahead half's first ones. The extra
+ * row of each half (it says more lie beyond) is left out here.
+ */
+function aroundPageSql(filter: AroundFilter, param: (type: ParamType) => string): string {
+  const behind = walkSql(filter.behind, param);
+  const ahead = walkSql(filter.ahead, param);
+  return `SELECT b.count AS behind, a.count AS ahead, concat_ws(',',
+      (SELECT string_agg(b.rows[i], ',')
+        FROM generate_series(least(b.count, ${behind.limit}::integer), 1, -1) AS i),
+      nullif(array_to_string(a.rows[1:${ahead.limit}::integer], ','), '')) AS json
+    FROM (SELECT count(*)::integer AS count, array_agg(s.body) AS rows FROM (${behind.sql}) s) b,
+      (SELECT count(*)::integer AS count, array_agg(s.body) AS rows FROM (${ahead.sql}) s) a`;
+}
+
+const AROUND_COLUMNS = 'p.behind, p.ahead, p.json';
+
+const renderedArounds = new Map<AroundFilter, { name: string; text: string }>();
+
+/** An around page's statement, rendered once per pair of shapes: one row `{latest, behind, ahead, json}`. */
+export function aroundSql(filter: AroundFilter): { name: string; text: string } {
+  let sql = renderedArounds.get(filter);
+  if (sql === undefined) {
+    let count = 0;
+    const page = aroundPageSql(filter, () => `$${++count}`);
+    sql = {
+      name: filter.name,
+      text: `SELECT ${LATEST_SEQ} AS latest, ${AROUND_COLUMNS} FROM (${page}) p`,
+    };
+    renderedArounds.set(filter, sql);
+  }
+  return sql;
+}
+
+/** Several around pages of one pair of shapes in one statement (see listBatchSql). */
+export function aroundBatchSql(filter: AroundFilter): { name: string; text: string } {
+  return batchSql(`${filter.name}-batch`, AROUND_COLUMNS, (param) => aroundPageSql(filter, param));
+}
+
+/** The values of an around statement: each half's conditions' values, then its size. */
+export function aroundParameters(halves: AroundHalves): unknown[] {
+  const { filter, behind, ahead } = halves;
+  const values = listValues(filter.behind, behind, { term: searchPattern });
+  values.push(behind.limit, ...listValues(filter.ahead, ahead, { term: searchPattern }));
+  values.push(ahead.limit);
+  return values;
+}
+
+/** An around page that searches, planned for its values as searchStatement says. */
+export function aroundSearchStatement(halves: AroundHalves): string {
+  const values = aroundParameters(halves);
+  let next = 0;
+  const param = (type: ParamType) => {
+    const value = values[next++];
+    if (type === 'integer') return String(Number(value));
+    // An id list (well-formed ids only) as an array literal.
+    return pg.escapeLiteral(Array.isArray(value) ? `{${value.join(',')}}` : String(value));
+  };
+  const page = aroundPageSql(halves.filter, param);
+  return `SELECT ${LATEST_SEQ} AS latest, ${AROUND_COLUMNS} FROM (${page}) p`;
+}
+
+/** An around page's statement and values together (EXPLAIN in the plan tests). */
+export function aroundStatement(
+  query: ListQuery & { readonly limit: number },
+  around: string,
+): { readonly text: string; readonly values: unknown[] } {
+  const halves = aroundHalves(query, around);
+  return { text: aroundSql(halves.filter).text, values: aroundParameters(halves) };
 }

@@ -1,6 +1,7 @@
 /** Messages on PostgreSQL: creates and gets batched per turn, edits in a transaction with a row lock. */
 import type pg from 'pg';
 import type { IdempotencyClaim } from '../../domain/idempotency-store.ts';
+import { aroundHalves, type AroundFilter } from '../../domain/around-page.ts';
 import { listFilter } from '../../domain/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../domain/message.ts';
 import {
@@ -9,6 +10,7 @@ import {
   withoutLastMessage,
 } from '../../domain/message-json.ts';
 import type {
+  AroundMessagePage,
   MessagePage,
   MessageStore,
   MessageText,
@@ -21,6 +23,10 @@ import type { Membership, Room } from '../../domain/room.ts';
 import { appendChange, messageChange } from './changes.ts';
 import { CreateBatcher, type CreateRow } from './create-batcher.ts';
 import {
+  aroundBatchSql,
+  aroundParameters,
+  aroundSearchStatement,
+  aroundSql,
   listBatchSql,
   listParameters,
   listSql,
@@ -43,6 +49,8 @@ export class PostgresMessages implements MessageStore {
   readonly #texts: ReadBatcher<MessageText & { readonly id: string }>;
   /** Pages of one shape asked for in one turn share one query (see page-batcher.ts). */
   readonly #pages: PageBatcher;
+  /** Around pages of one pair of shapes asked for in one turn share one query too. */
+  readonly #arounds: PageBatcher<AroundFilter, AroundRow>;
   /** Rooms this process has posted to: they exist for good. */
   readonly #knownRooms = new Set<string>();
 
@@ -86,6 +94,19 @@ export class PostgresMessages implements MessageStore {
         // One array per parameter, each query's value at its place.
         const columns = values[0]!.map((_, i) => values.map((v) => v[i]));
         return session.query<PageRow & { n: string }>(sql.name, sql.text, columns);
+      },
+    });
+    this.#arounds = new PageBatcher<AroundFilter, AroundRow>({
+      batching,
+      one: async (filter, values) => {
+        const sql = aroundSql(filter);
+        const [row] = await session.query<AroundRow>(sql.name, sql.text, [...values]);
+        return row!;
+      },
+      many: (filter, values) => {
+        const sql = aroundBatchSql(filter);
+        const columns = values[0]!.map((_, i) => values.map((v) => v[i]));
+        return session.query<AroundRow & { n: string }>(sql.name, sql.text, columns);
       },
     });
     this.#texts = new ReadBatcher<MessageText & { readonly id: string }>(
@@ -202,11 +223,41 @@ export class PostgresMessages implements MessageStore {
     };
   }
 
+  async around(
+    query: ListQuery & { readonly limit: number },
+    around: string,
+  ): Promise<AroundMessagePage> {
+    const halves = aroundHalves(query, around);
+    const { filter, behind, ahead } = halves;
+    // A search is planned for its terms (as a search page is), never batched.
+    const row = filter.search
+      ? (await this.#session.query<AroundRow>('', aroundSearchStatement(halves), []))[0]!
+      : await this.#arounds.page(filter, aroundParameters(halves));
+    // The database joined the page in order and left each half's extra row out (aroundSql).
+    return {
+      json: row.json,
+      count: Math.min(row.behind, behind.limit) + Math.min(row.ahead, ahead.limit),
+      lastId: lastIdOfMessagesJson(row.json),
+      more: row.ahead > ahead.limit,
+      moreBefore: row.behind > behind.limit,
+      latestSeq: Number(row.latest),
+    };
+  }
+
   async #searchPage(query: ListQuery & { readonly limit: number }): Promise<PageRow> {
     // Unnamed: a text of its own each time, nothing to keep prepared.
     const [row] = await this.#session.query<PageRow>('', searchStatement(query), []);
     return row!;
   }
+}
+
+/** An around page as the database answers it (list-sql.ts aroundSql). */
+interface AroundRow {
+  readonly latest: string;
+  /** Each half's rows read: at most its size + 1. */
+  readonly behind: number;
+  readonly ahead: number;
+  readonly json: string;
 }
 
 async function storeEdit(client: pg.PoolClient, edited: Message): Promise<void> {

@@ -1,4 +1,5 @@
 /** The SQL of a message list on SQLite: the domain's list filter (list-filter.ts) in SQLite's words. */
+import { aroundHalves, type AroundFilter, type AroundHalves } from '../../domain/around-page.ts';
 import {
   listFilter,
   listValues,
@@ -68,4 +69,30 @@ export function listStatement(query: ListQuery & { readonly limit: number }): {
 } {
   const filter = listFilter(query);
   return { text: listSql(filter), values: listParameters(filter, query) };
+}
+
+/**
+ * An around page's statement (around-page.ts): both halves' walks, each the
+ * list's own statement (nearest to around first), in one compound statement,
+ * so one snapshot and one call read both. A NULL row between them marks where
+ * the first half ends (a body is never NULL): the rows stay plain strings.
+ */
+export function aroundSql(filter: AroundFilter): string {
+  return `SELECT body FROM (${listSql(filter.behind)}) UNION ALL SELECT NULL
+    UNION ALL SELECT body FROM (${listSql(filter.ahead)})`;
+}
+
+/** The values of an around statement: each half's, as a list page's with its extra row. */
+export function aroundParameters(halves: AroundHalves): unknown[] {
+  const { filter, behind, ahead } = halves;
+  return [...listParameters(filter.behind, behind, 1), ...listParameters(filter.ahead, ahead, 1)];
+}
+
+/** An around page's statement and values together (EXPLAIN QUERY PLAN in the plan tests). */
+export function aroundStatement(
+  query: ListQuery & { readonly limit: number },
+  around: string,
+): { readonly text: string; readonly values: unknown[] } {
+  const halves = aroundHalves(query, around);
+  return { text: aroundSql(halves.filter), values: aroundParameters(halves) };
 }

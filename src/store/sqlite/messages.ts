@@ -2,10 +2,12 @@
 import type { Statement } from 'better-sqlite3';
 import { claimLost } from '../../domain/idempotency.ts';
 import type { IdempotencyClaim } from '../../domain/idempotency-store.ts';
+import { aroundHalves, joinAroundRows, type AroundFilter } from '../../domain/around-page.ts';
 import { listFilter, type ListFilter } from '../../domain/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../domain/message.ts';
 import { lastIdOfMessagesJson, messageJson } from '../../domain/message-json.ts';
 import type {
+  AroundMessagePage,
   MessagePage,
   MessageStore,
   MessageText,
@@ -17,7 +19,13 @@ import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteIdempotency } from './idempotency.ts';
 import type { SqliteRooms } from './rooms.ts';
-import { listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
+import {
+  aroundParameters,
+  aroundSql,
+  listParameters,
+  listSql,
+  MESSAGE_COLUMNS,
+} from './list-sql.ts';
 import { SqliteSearch } from './search.ts';
 import { SqliteSearchIndex } from './search-index.ts';
 import type { SqliteSession } from './sqlite-store.ts';
@@ -41,6 +49,8 @@ export class SqliteMessages implements MessageStore {
   readonly #delete: Statement;
   /** One prepared statement per list shape. */
   readonly #lists = new Map<ListFilter, Statement>();
+  /** One prepared statement per pair of around shapes. */
+  readonly #arounds = new Map<AroundFilter, Statement>();
   readonly #search: SqliteSearch;
   readonly #index: SqliteSearchIndex;
 
@@ -166,6 +176,46 @@ export class SqliteMessages implements MessageStore {
     } catch (error) {
       throw toStoreError(error);
     }
+  }
+
+  async around(
+    query: ListQuery & { readonly limit: number },
+    around: string,
+  ): Promise<AroundMessagePage> {
+    const halves = aroundHalves(query, around);
+    const { filter, behind, ahead } = halves;
+    try {
+      this.#session.snapshot();
+      const bounds = this.#changes.readBounds();
+      if (filter.search) {
+        // A search takes its own way to each half's rows (search.ts), in this same snapshot.
+        const behindRows = this.#search.rows(filter.behind, behind, behind.limit + 1);
+        const aheadRows = this.#search.rows(filter.ahead, ahead, ahead.limit + 1);
+        return joinAroundRows(halves, behindRows, aheadRows, bounds.latest);
+      }
+      const rows = this.#aroundStatement(filter).all(...aroundParameters(halves)) as (
+        string | null
+      )[];
+      // The NULL row marks where the behind half ends (see aroundSql).
+      const split = rows.indexOf(null);
+      return joinAroundRows(
+        halves,
+        rows.slice(0, split) as string[],
+        rows.slice(split + 1) as string[],
+        bounds.latest,
+      );
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  #aroundStatement(filter: AroundFilter): Statement {
+    let statement = this.#arounds.get(filter);
+    if (statement === undefined) {
+      statement = this.#session.db.prepare(aroundSql(filter)).pluck();
+      this.#arounds.set(filter, statement);
+    }
+    return statement;
   }
 
   #listStatement(filter: ListFilter): Statement {
