@@ -41,3 +41,9 @@ export function withoutLastMessage(json: string): string {
   const at = json.lastIndexOf(ID_PREFIX);
   return at <= 0 ? '' : json.slice(0, at - 1);
 }
+
+/** The same joined texts without the first message (see lastIdOfMessagesJson for why this is exact). */
+export function withoutFirstMessage(json: string): string {
+  const at = json.indexOf(ID_PREFIX, 1);
+  return at < 0 ? '' : json.slice(at);
+}

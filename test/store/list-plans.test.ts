@@ -25,7 +25,7 @@ import {
 } from '../../src/store/postgres/list-sql.ts';
 import { searchStatements } from '../../src/store/sqlite/search.ts';
 import {
-  aroundStatement as sqliteAround,
+  aroundStatements as sqliteAround,
   listStatement as sqliteList,
 } from '../../src/store/sqlite/list-sql.ts';
 import { ROOMS_OF as postgresRoomsOf } from '../../src/store/postgres/members.ts';
@@ -252,7 +252,7 @@ describe('list plans on PostgreSQL', async () => {
   }
 
   // An around page: one statement of two walks (the halves), each the list's own index walk
-  // from around outwards; the half turned round is read back by subscript, never sorted.
+  // from around outwards, batched as list pages are.
   for (const { label, query, around, index } of aroundShapes()) {
     it(label, { skip }, async () => {
       const statement = postgresAround(query, around);
@@ -277,7 +277,11 @@ describe('list plans on PostgreSQL', async () => {
       for (const plan of [rows, generic.rows, batched.rows].map(
         (r) => r[0]!['QUERY PLAN'][0].Plan,
       )) {
-        const nodes = flatten(plan);
+        // PostgreSQL 16 and later may sort the behind half's few rows (at most its size + 1,
+        // the Limit's) below its aggregate instead of inside it: that sort, and only that one.
+        const nodes = flatten(plan).filter(
+          (n) => !(n['Node Type'] === 'Sort' && n.Plans?.[0]?.['Node Type'] === 'Limit'),
+        );
         assertWalksIndex(nodes, index);
         // Two walks, one per half: each an index scan of messages.
         const scans = nodes.filter((n) => n['Relation Name'] === 'messages');
@@ -505,25 +509,24 @@ describe('list plans on SQLite', () => {
     });
   }
 
-  // An around page: one compound statement of the two halves' own list walks, no sort.
+  // An around page: the two halves' own list statements, each walking the key from around.
   for (const { label, query, around, index } of aroundShapes()) {
     it(label, () => {
-      const statement = sqliteAround(query, around);
-      const details = (
-        sqlite.prepare(`EXPLAIN QUERY PLAN ${statement.text}`).all(...statement.values) as {
-          detail: string;
-        }[]
-      ).map((p) => p.detail);
-      const text = details.join(' | ');
-      assert.ok(!details.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${text}`);
-      const walks = details.filter((d) => /\bmessages\b/.test(d));
-      assert.equal(walks.length, 2, `one walk per half in ${text}`);
-      for (const walk of walks) {
+      const statements = sqliteAround(query, around);
+      assert.equal(statements.length, 2);
+      for (const statement of statements) {
+        const details = (
+          sqlite.prepare(`EXPLAIN QUERY PLAN ${statement.text}`).all(...statement.values) as {
+            detail: string;
+          }[]
+        ).map((p) => p.detail);
+        const text = details.join(' | ');
+        assert.ok(!details.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${text}`);
         assert.match(
-          walk,
+          details.find((d) => /\bmessages\b/.test(d)) ?? '',
           index === 'primary'
-            ? /^SEARCH messages USING PRIMARY KEY/
-            : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/,
+            ? /^SEARCH messages USING PRIMARY KEY \(id[<>]\?\)/
+            : /^SEARCH messages USING (COVERING )?INDEX messages_room_id \(room=\? AND id[<>]\?\)/,
           text,
         );
       }

@@ -6,6 +6,7 @@ import {
   firstIdOfMessagesJson,
   lastIdOfMessagesJson,
   messageJson,
+  withoutFirstMessage,
   withoutLastMessage,
 } from '../../src/domain/message-json.ts';
 
@@ -35,7 +36,7 @@ test('the last id and the page without its last message, whatever the content sa
   assert.deepEqual(JSON.parse(`[${withoutLastMessage(joined)}]`), tricky.slice(0, 2));
 });
 
-test('the first id of joined texts, whatever the content says', () => {
+test('the first id and the texts without the first message, whatever the content says', () => {
   const tricky = [
     message('01a20000-0000-7000-8000-000000000001', '{"id":"fake-id-in-content"}'),
     message('01a20000-0000-7000-8000-000000000002', ',{"id":"another"} \\ "'),
@@ -44,4 +45,8 @@ test('the first id of joined texts, whatever the content says', () => {
   assert.equal(firstIdOfMessagesJson(texts.join(',')), '01a20000-0000-7000-8000-000000000001');
   assert.equal(firstIdOfMessagesJson(texts[1]!), '01a20000-0000-7000-8000-000000000002');
   assert.equal(firstIdOfMessagesJson(''), undefined);
+  assert.equal(withoutFirstMessage(texts.join(',')), texts[1]);
+  assert.equal(withoutFirstMessage(texts[1]!), '');
+  assert.equal(withoutFirstMessage(''), '');
+  assert.deepEqual(JSON.parse(`[${withoutFirstMessage(texts.join(','))}]`), tricky.slice(1));
 });

@@ -90,14 +90,12 @@ function condition(c: ListCondition, param: (type: ParamType) => string): string
   }
 }
 
-/**
- * The ordered walk of one query: its rows' `body`, at most limit + 1, and
- * the limit's placeholder (an around page uses it again to cut its half).
- */
+/** The ordered walk of one query: its rows' `columns`, at most limit + 1. */
 function walkSql(
   filter: ListFilter,
   param: (type: ParamType) => string,
-): { readonly sql: string; readonly limit: string } {
+  columns = 'messages.body',
+): string {
   const where = filter.conditions.map((c) => condition(c, param));
   const filterSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
@@ -106,9 +104,8 @@ function walkSql(
       ? `messages.room ${direction}, messages.id ${direction}`
       : `messages.id ${direction}`;
   const limit = param('integer');
-  const sql = `SELECT messages.body FROM messages${filterSql}
+  return `SELECT ${columns} FROM messages${filterSql}
       ORDER BY ${order} LIMIT ${limit}::integer + 1`;
-  return { sql, limit };
 }
 
 /** The page of one query: `count` (at most limit + 1) and the joined `json`, one row. */
@@ -119,7 +116,7 @@ function pageSql(filter: ListFilter, param: (type: ParamType) => string): string
   // the extra one out here, cost the database about as much again as the whole page
   // (measured): the caller leaves the extra one out instead.
   return `SELECT count(*)::integer AS count, string_agg(s.body, ',') AS json
-    FROM (${walkSql(filter, param).sql}) s`;
+    FROM (${walkSql(filter, param)}) s`;
 }
 
 function render(filter: ListFilter): ListSql {
@@ -226,22 +223,24 @@ export function listStatement(query: ListQuery & { readonly limit: number }): Li
 
 /**
  * An around page (around-page.ts) in one row: each half's walk (nearest to
- * around first, at most its size + 1 rows) gathered into an array in walk
- * order, `behind` and `ahead` their counts, and `json` the page's texts
- * joined in the requested order: the behind half read from its last kept
- * element back to its first (subscripts, not a sort: the plan stays two
- * index walks and no Sort node), then the ahead half's first ones. The extra
- * row of each half (it says more lie beyond) is left out here.
+ * around first, at most its size + 1 rows) aggregated, `behind` and `ahead`
+ * their counts, and `json` the page's texts joined in the requested order.
+ * The behind half is joined in the requested order by its aggregate's own
+ * ORDER BY (a sort of its few rows inside the aggregate; the plan stays two
+ * index walks). Each half's extra row (it says more lie beyond) stays in:
+ * it is the first text when the behind half has one, the last when the
+ * ahead half has one, and the caller cuts it off as a list page's. (Cutting
+ * it here, or turning the half round by array subscripts, cost the database
+ * far more: measured.)
  */
 function aroundPageSql(filter: AroundFilter, param: (type: ParamType) => string): string {
-  const behind = walkSql(filter.behind, param);
+  const behind = walkSql(filter.behind, param, 'messages.id, messages.body');
   const ahead = walkSql(filter.ahead, param);
-  return `SELECT b.count AS behind, a.count AS ahead, concat_ws(',',
-      (SELECT string_agg(b.rows[i], ',')
-        FROM generate_series(least(b.count, ${behind.limit}::integer), 1, -1) AS i),
-      nullif(array_to_string(a.rows[1:${ahead.limit}::integer], ','), '')) AS json
-    FROM (SELECT count(*)::integer AS count, array_agg(s.body) AS rows FROM (${behind.sql}) s) b,
-      (SELECT count(*)::integer AS count, array_agg(s.body) AS rows FROM (${ahead.sql}) s) a`;
+  const order = filter.ahead.order === 'desc' ? 'DESC' : 'ASC';
+  return `SELECT b.count AS behind, a.count AS ahead, concat_ws(',', b.json, a.json) AS json
+    FROM (SELECT count(*)::integer AS count, string_agg(s.body, ',' ORDER BY s.id ${order}) AS json
+        FROM (${behind}) s) b,
+      (SELECT count(*)::integer AS count, string_agg(s.body, ',') AS json FROM (${ahead}) s) a`;
 }
 
 const AROUND_COLUMNS = 'p.behind, p.ahead, p.json';

@@ -7,6 +7,7 @@ import type { ListQuery, Message, NewMessage } from '../../domain/message.ts';
 import {
   lastIdOfMessagesJson,
   messageJson,
+  withoutFirstMessage,
   withoutLastMessage,
 } from '../../domain/message-json.ts';
 import type {
@@ -233,13 +234,17 @@ export class PostgresMessages implements MessageStore {
     const row = filter.search
       ? (await this.#session.query<AroundRow>('', aroundSearchStatement(halves), []))[0]!
       : await this.#arounds.page(filter, aroundParameters(halves));
-    // The database joined the page in order and left each half's extra row out (aroundSql).
+    // The database joined the page in order; each half's extra row, if read, is at an end.
+    const moreBefore = row.behind > behind.limit;
+    const more = row.ahead > ahead.limit;
+    let json = moreBefore ? withoutFirstMessage(row.json) : row.json;
+    if (more) json = withoutLastMessage(json);
     return {
-      json: row.json,
+      json,
       count: Math.min(row.behind, behind.limit) + Math.min(row.ahead, ahead.limit),
-      lastId: lastIdOfMessagesJson(row.json),
-      more: row.ahead > ahead.limit,
-      moreBefore: row.behind > behind.limit,
+      lastId: lastIdOfMessagesJson(json),
+      more,
+      moreBefore,
       latestSeq: Number(row.latest),
     };
   }

@@ -1,5 +1,5 @@
 /** The SQL of a message list on SQLite: the domain's list filter (list-filter.ts) in SQLite's words. */
-import { aroundHalves, type AroundFilter, type AroundHalves } from '../../domain/around-page.ts';
+import { aroundHalves } from '../../domain/around-page.ts';
 import {
   listFilter,
   listValues,
@@ -72,27 +72,17 @@ export function listStatement(query: ListQuery & { readonly limit: number }): {
 }
 
 /**
- * An around page's statement (around-page.ts): both halves' walks, each the
- * list's own statement (nearest to around first), in one compound statement,
- * so one snapshot and one call read both. A NULL row between them marks where
- * the first half ends (a body is never NULL): the rows stay plain strings.
+ * An around page's statements (around-page.ts): each half's own list
+ * statement, with its extra row, read one after the other in one snapshot
+ * (EXPLAIN QUERY PLAN in the plan tests).
  */
-export function aroundSql(filter: AroundFilter): string {
-  return `SELECT body FROM (${listSql(filter.behind)}) UNION ALL SELECT NULL
-    UNION ALL SELECT body FROM (${listSql(filter.ahead)})`;
-}
-
-/** The values of an around statement: each half's, as a list page's with its extra row. */
-export function aroundParameters(halves: AroundHalves): unknown[] {
-  const { filter, behind, ahead } = halves;
-  return [...listParameters(filter.behind, behind, 1), ...listParameters(filter.ahead, ahead, 1)];
-}
-
-/** An around page's statement and values together (EXPLAIN QUERY PLAN in the plan tests). */
-export function aroundStatement(
+export function aroundStatements(
   query: ListQuery & { readonly limit: number },
   around: string,
-): { readonly text: string; readonly values: unknown[] } {
-  const halves = aroundHalves(query, around);
-  return { text: aroundSql(halves.filter), values: aroundParameters(halves) };
+): { readonly text: string; readonly values: unknown[] }[] {
+  const { filter, behind, ahead } = aroundHalves(query, around);
+  return [
+    { text: listSql(filter.behind), values: listParameters(filter.behind, behind, 1) },
+    { text: listSql(filter.ahead), values: listParameters(filter.ahead, ahead, 1) },
+  ];
 }
