@@ -5,7 +5,8 @@
  * service's CPU than the page itself (profiled: about 100 µs). Pages of the
  * same shape asked for in one turn go out as one statement (list-sql.ts's
  * listBatchSql: one index walk per page, in one snapshot); each caller gets
- * its own page. A failed statement fails its batch. With `batching` off
+ * its own page; around pages (aroundBatchSql) are batched the same way, per
+ * pair of shapes. A failed statement fails its batch. With `batching` off
  * (BATCHING=off, for A/B runs) each page is a query of its own. How this fits
  * with the other per-turn schedulers: docs/schedulers.md.
  */
