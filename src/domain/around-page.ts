@@ -167,11 +167,10 @@ export function joinAroundRows(
 
 /** The page with its links: rel="next" past its last message, rel="prev" past its first. */
 export function withAroundLinks(page: AroundMessagePage, around: string): AroundPage {
-  const { moreBefore, ...rest } = page;
   return {
-    page: rest,
+    page,
     // An empty page's links start from around itself.
     next: page.more ? (page.lastId ?? around) : undefined,
-    prev: moreBefore ? (firstIdOfMessagesJson(page.json) ?? around) : undefined,
+    prev: page.moreBefore ? (firstIdOfMessagesJson(page.json) ?? around) : undefined,
   };
 }
