@@ -90,8 +90,12 @@ function condition(c: ListCondition, param: (type: ParamType) => string): string
   }
 }
 
-/** The ordered walk of one query: its rows' `body`, at most limit + 1. */
-function walkSql(filter: ListFilter, param: (type: ParamType) => string): string {
+/** The ordered walk of one query: its rows' `columns`, at most limit + 1. */
+function walkSql(
+  filter: ListFilter,
+  param: (type: ParamType) => string,
+  columns = 'messages.body',
+): string {
   const where = filter.conditions.map((c) => condition(c, param));
   const filterSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
@@ -100,7 +104,7 @@ function walkSql(filter: ListFilter, param: (type: ParamType) => string): string
       ? `messages.room ${direction}, messages.id ${direction}`
       : `messages.id ${direction}`;
   const limit = param('integer');
-  return `SELECT messages.body FROM messages${filterSql}
+  return `SELECT ${columns} FROM messages${filterSql}
       ORDER BY ${order} LIMIT ${limit}::integer + 1`;
 }
 
@@ -277,14 +281,21 @@ function whereSql(conditions: readonly string[]): string {
  * and `json` the page's texts joined. Each half's extra row stays in: it is
  * the first text when the behind half has one, the last when the ahead half
  * has one, and the caller cuts it off as a list page's. (Turning the behind
- * half round by the aggregate's ORDER BY cost the database about 12 µs a
- * page more, by array subscripts about 100 µs: measured.)
+ * half round by the aggregate's ORDER BY cost the database 6-12 µs a page
+ * more, by array subscripts about 100 µs: measured.)
  */
 function aroundPageSql(filter: AroundFilter, param: (type: ParamType) => string): string {
-  const behind = turnedWalkSql(filter.behind, param);
+  // A search's behind half is read once and turned round by its aggregate: the farthest row
+  // would cost a second search (a trigram index scan, for a rare term).
+  const direction = filter.ahead.order === 'desc' ? 'DESC' : 'ASC';
+  const behind = filter.search
+    ? walkSql(filter.behind, param, 'messages.id, messages.body')
+    : turnedWalkSql(filter.behind, param);
+  const behindOrder = filter.search ? ` ORDER BY s.id ${direction}` : '';
   const ahead = walkSql(filter.ahead, param);
   return `SELECT b.count AS behind, a.count AS ahead, concat_ws(',', b.json, a.json) AS json
-    FROM (SELECT count(*)::integer AS count, string_agg(s.body, ',') AS json FROM (${behind}) s) b,
+    FROM (SELECT count(*)::integer AS count, string_agg(s.body, ','${behindOrder}) AS json
+        FROM (${behind}) s) b,
       (SELECT count(*)::integer AS count, string_agg(s.body, ',') AS json FROM (${ahead}) s) a`;
 }
 
@@ -316,8 +327,10 @@ export function aroundBatchSql(filter: AroundFilter): { name: string; text: stri
 export function aroundParameters(halves: AroundHalves): unknown[] {
   const { filter, behind, ahead } = halves;
   const behindValues = listValues(filter.behind, behind, { term: searchPattern });
-  // As turnedWalkSql takes them.
-  const values = [...behindValues, ...behindValues, behind.limit, behind.limit];
+  // As turnedWalkSql takes them (a search's behind half: once, as a list page's).
+  const values = filter.search
+    ? [...behindValues, behind.limit]
+    : [...behindValues, ...behindValues, behind.limit, behind.limit];
   values.push(...listValues(filter.ahead, ahead, { term: searchPattern }));
   values.push(ahead.limit);
   return values;
