@@ -1,11 +1,11 @@
 /**
  * Profiles the service's hot paths: starts the production build with
  * `node --cpu-prof` pinned to the server core, drives one scenario with wrk
- * (GET by id, POST create, or the history page), stops the server so the
+ * (GET by id, POST create, the history page or the page around a message), stops the server so the
  * profile is written, and prints where the CPU time went: the top functions
  * by self time and the time spent under each package or file.
  *
- * Usage: node --import tsx bench/cpu-profile.ts <get|create|history|healthz> [seconds] [stored]
+ * Usage: node --import tsx bench/cpu-profile.ts <get|create|history|around|healthz> [seconds] [stored]
  * The .cpuprofile files stay in bench/results/tmp/profiles/ (open them in Chrome DevTools).
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -33,6 +33,7 @@ interface Profile {
 const scenarios = {
   get: { path: '/', script: 'get-by-id.lua', ids: true },
   history: { path: '/', script: 'history.lua', ids: true },
+  around: { path: '/', script: 'around.lua', ids: true },
   create: { path: '/api/messages', script: 'create.lua', ids: false },
   healthz: { path: '/healthz', script: undefined, ids: false },
 } as const;

@@ -43,15 +43,8 @@ export function withoutLastMessage(json: string): string {
   return at <= 0 ? '' : json.slice(0, at - 1);
 }
 
-/** The texts of each message of joined texts, in order (see lastIdOfMessagesJson for why this is exact). */
-export function splitMessagesJson(json: string): string[] {
-  const texts: string[] = [];
-  let start = json.indexOf(ID_PREFIX);
-  while (start >= 0) {
-    const next = json.indexOf(ID_PREFIX, start + ID_PREFIX.length);
-    // Each text but the last ends just before the comma that joins it to the next.
-    texts.push(next < 0 ? json.slice(start) : json.slice(start, next - 1));
-    start = next;
-  }
-  return texts;
+/** The same joined texts without the first message (see lastIdOfMessagesJson for why this is exact). */
+export function withoutFirstMessage(json: string): string {
+  const at = json.indexOf(ID_PREFIX, 1);
+  return at < 0 ? '' : json.slice(at);
 }

@@ -5,7 +5,7 @@
  */
 import { AppError, ErrorKinds, type FieldError } from '../errors.ts';
 import type { Actor } from './actor.ts';
-import { readAroundPage, type AroundPage } from './around-page.ts';
+import { withAroundLinks, type AroundPage } from './around-page.ts';
 import type { HeldClaim } from './idempotency.ts';
 import {
   DEFAULT_ROOM,
@@ -189,8 +189,11 @@ export class MessageService {
   }
 
   /** The page of `limit` messages around a message (`around`). The query is one `scoped` answered. */
-  aroundPage(query: ListQuery & { readonly limit: number }, around: string): Promise<AroundPage> {
-    return readAroundPage((q) => this.#deps.messages.list(q), query, around, query.limit);
+  async aroundPage(
+    query: ListQuery & { readonly limit: number },
+    around: string,
+  ): Promise<AroundPage> {
+    return withAroundLinks(await this.#deps.messages.around(query, around), around);
   }
 
   /**

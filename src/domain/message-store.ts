@@ -45,6 +45,12 @@ export interface MessagePage {
   readonly latestSeq: number;
 }
 
+/** The page around a message (`around`): `more` says messages lie beyond its last one. */
+export interface AroundMessagePage extends MessagePage {
+  /** True when messages lie beyond its first message (in the other order). */
+  readonly moreBefore: boolean;
+}
+
 /** One message as it is sent: its stored JSON text and its version (the ETag). */
 export interface MessageText {
   /** The copy stored with the row at write time: messageJson's bytes. */
@@ -119,4 +125,12 @@ export interface MessageStore {
    * is absent.
    */
   recent(rooms: readonly string[], perRoom: number): Promise<RecentMessages>;
+
+  /**
+   * The page of `query.limit` messages around `around` (around-page.ts
+   * aroundHalves: its two halves, each a keyset walk from around outwards),
+   * in the query's order, both halves read in one snapshot together with the
+   * change log's latest sequence number: one operation, as a list page is.
+   */
+  around(query: ListQuery & { readonly limit: number }, around: string): Promise<AroundMessagePage>;
 }

@@ -168,7 +168,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         const links: string[] = [];
         if (next !== undefined) links.push(`<${nextPageUrl(BASE, query, next)}>; rel="next"`);
         if (prev !== undefined) {
-          const other = { ...query, order: query.order === 'asc' ? 'desc' : 'asc' } as const;
+          // Object.assign, not a spread: see bounded() in around-page.ts.
+          const other = Object.assign({}, query, {
+            order: query.order === 'asc' ? ('desc' as const) : ('asc' as const),
+          });
           links.push(`<${nextPageUrl(BASE, other, prev)}>; rel="prev"`);
         }
         if (links.length > 0) reply.header('link', links.join(', '));

@@ -15,13 +15,19 @@ import type { ListQuery } from '../../src/domain/message.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { listFilter } from '../../src/domain/list-filter.ts';
 import { searchQuery } from '../../src/domain/search-text.ts';
+import { aroundHalves } from '../../src/domain/around-page.ts';
 import {
+  aroundBatchSql,
+  aroundStatement as postgresAround,
   listBatchSql,
   listStatement as postgresList,
   searchStatement,
 } from '../../src/store/postgres/list-sql.ts';
 import { searchStatements } from '../../src/store/sqlite/search.ts';
-import { listStatement as sqliteList } from '../../src/store/sqlite/list-sql.ts';
+import {
+  aroundStatements as sqliteAround,
+  listStatement as sqliteList,
+} from '../../src/store/sqlite/list-sql.ts';
 import { MEMBER_ROOMS as postgresMemberRooms } from '../../src/store/postgres/members.ts';
 import { RECENT_MESSAGES as postgresRecent } from '../../src/store/postgres/messages.ts';
 import { MEMBER_ROOMS_SQL as sqliteMemberRooms } from '../../src/store/sqlite/members.ts';
@@ -105,10 +111,34 @@ function baseShapes(): { label: string; query: Shape; index: Index }[] {
   return out;
 }
 
+/** An around page's shapes: both halves walk the list's own key, from the middle of the table. */
+function aroundShapes(): { label: string; query: Shape; around: string; index: Index }[] {
+  const out: { label: string; query: Shape; around: string; index: Index }[] = [];
+  for (const room of [undefined, 'room-3']) {
+    for (const order of ['asc', 'desc'] as const) {
+      for (const readableBy of [undefined, 'ada']) {
+        out.push({
+          label: `around: room=${room ?? '-'} order=${order}${readableBy ? ' readable' : ''}`,
+          query: {
+            order,
+            limit: 50,
+            ...(room === undefined ? {} : { room }),
+            ...(readableBy === undefined ? {} : { readableBy }),
+          },
+          around: idOf(30_000),
+          index: room === undefined ? 'primary' : 'room',
+        });
+      }
+    }
+  }
+  return out;
+}
+
 interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
   'Relation Name'?: string;
+  'Index Cond'?: string;
   Plans?: PlanNode[];
 }
 
@@ -246,6 +276,49 @@ describe('list plans on PostgreSQL', async () => {
         plans.push(batched.rows[0]!['QUERY PLAN'][0].Plan);
       }
       for (const plan of plans) assertWalksIndex(flatten(plan), index);
+    });
+  }
+
+  // An around page: one statement of the halves' walks, each on the list's own index, no
+  // sort (the behind half is read back from its farthest row), batched as list pages are.
+  for (const { label, query, around, index } of aroundShapes()) {
+    it(label, { skip }, async () => {
+      const statement = postgresAround(query, around);
+      const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) ${statement.text}`,
+        statement.values,
+      );
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      await client.query(`PREPARE shape AS ${statement.text}`);
+      const literal = (value: unknown) =>
+        typeof value === 'number' ? String(value) : client.escapeLiteral(String(value));
+      const generic = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) EXECUTE shape(${statement.values.map(literal).join(', ')})`,
+      );
+      await client.query('DEALLOCATE shape');
+      await client.query('RESET plan_cache_mode');
+      const batch = aroundBatchSql(aroundHalves(query, around).filter);
+      const batched = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+        `EXPLAIN (FORMAT JSON) ${batch.text}`,
+        statement.values.map((v) => [v, v, v]),
+      );
+      for (const plan of [rows, generic.rows, batched.rows].map(
+        (r) => r[0]!['QUERY PLAN'][0].Plan,
+      )) {
+        const nodes = flatten(plan);
+        assertWalksIndex(nodes, index);
+        // Three walks of the index: the ahead half; the behind half's farthest row, and the
+        // behind half read back from it (turnedWalkSql).
+        const scans = nodes.filter((n) => n['Relation Name'] === 'messages');
+        assert.equal(scans.length, 3, nodes.map((n) => n['Node Type']).join(' > '));
+        // One lower and one upper bound of the key per walk: of two upper (or lower) row
+        // comparisons the scan may start from the looser one and walk the room's history.
+        for (const scan of scans) {
+          const bounds = scan['Index Cond'] ?? '';
+          assert.ok((bounds.match(/\) <=? /g) ?? []).length <= 1, bounds);
+          assert.ok((bounds.match(/\) >=? /g) ?? []).length <= 1, bounds);
+        }
+      }
     });
   }
 
@@ -465,6 +538,30 @@ describe('list plans on SQLite', () => {
               : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/,
         text,
       );
+    });
+  }
+
+  // An around page: the two halves' own list statements, each walking the key from around.
+  for (const { label, query, around, index } of aroundShapes()) {
+    it(label, () => {
+      const statements = sqliteAround(query, around);
+      assert.equal(statements.length, 2);
+      for (const statement of statements) {
+        const details = (
+          sqlite.prepare(`EXPLAIN QUERY PLAN ${statement.text}`).all(...statement.values) as {
+            detail: string;
+          }[]
+        ).map((p) => p.detail);
+        const text = details.join(' | ');
+        assert.ok(!details.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${text}`);
+        assert.match(
+          details.find((d) => /\bmessages\b/.test(d)) ?? '',
+          index === 'primary'
+            ? /^SEARCH messages USING PRIMARY KEY \(id[<>]\?\)/
+            : /^SEARCH messages USING (COVERING )?INDEX messages_room_id \(room=\? AND id[<>]\?\)/,
+          text,
+        );
+      }
     });
   }
 

@@ -11,7 +11,8 @@ import { describe, it } from 'node:test';
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../../src/config.ts';
 import { AppError, ErrorKinds, isAppError } from '../../src/errors.ts';
-import type { Message, NewMessage } from '../../src/domain/message.ts';
+import type { ListOrder, ListQuery, Message, NewMessage } from '../../src/domain/message.ts';
+import { searchQuery } from '../../src/domain/search-text.ts';
 import { messageJson } from '../../src/domain/message-json.ts';
 import type { ClaimTiming, IdempotencyClaim } from '../../src/domain/idempotency-store.ts';
 import type { MessageStore } from '../../src/domain/message-store.ts';
@@ -577,6 +578,92 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
         const created: Message[] = [];
         for (let i = 0; i < 30; i += 1) created.push(await store.messages.create(newMessage()));
         assert.deepEqual(ids(await listed(store, { order: 'asc', limit: 100 })), ids(created));
+      });
+    });
+
+    describe('around (the page centred on a message)', () => {
+      /** 10 messages in two rooms, in id order; every third says "needle". */
+      async function seed(store: Store): Promise<Message[]> {
+        const out: Message[] = [];
+        for (let i = 0; i < 10; i += 1) {
+          const content = i % 3 === 0 ? `needle ${i}` : `hay ${i}`;
+          out.push(
+            await store.messages.create(
+              newMessage({ room: i % 2 === 0 ? 'even' : 'odd', content }),
+            ),
+          );
+        }
+        return out;
+      }
+
+      /** The rule, stated independently: ⌈n/2⌉ ids <= around, ⌊n/2⌋ ids > around, nearest. */
+      function model(selected: readonly Message[], around: string, n: number, order: ListOrder) {
+        const low = selected.filter((m) => m.id <= around);
+        const high = selected.filter((m) => m.id > around);
+        const asc = [...low.slice(-Math.ceil(n / 2)), ...high.slice(0, Math.floor(n / 2))];
+        const page = order === 'asc' ? asc : [...asc].reverse();
+        const lowBeyond = low.length > Math.ceil(n / 2);
+        const highBeyond = high.length > Math.floor(n / 2);
+        return {
+          json: page.map((m) => messageJson(m)).join(','),
+          count: page.length,
+          lastId: page[page.length - 1]?.id,
+          more: order === 'asc' ? highBeyond : lowBeyond,
+          moreBefore: order === 'asc' ? lowBeyond : highBeyond,
+        };
+      }
+
+      test('both halves joined in the requested order, without their extra rows, with what lies beyond each end and the latest change', async (store) => {
+        const all = await seed(store);
+        const latest = (await store.changes.bounds()).latest;
+        const filters: { query: Omit<ListQuery, 'order'>; selects: (m: Message) => boolean }[] = [
+          { query: {}, selects: () => true },
+          { query: { room: 'odd' }, selects: (m) => m.room === 'odd' },
+          { query: { readableBy: 'ada' }, selects: () => true },
+          {
+            query: { ids: [all[1]!.id, all[4]!.id, all[5]!.id, all[8]!.id] },
+            selects: (m) => [1, 4, 5, 8].some((i) => all[i]!.id === m.id),
+          },
+          {
+            query: { q: searchQuery('needle', false) },
+            selects: (m) => m.content.startsWith('needle'),
+          },
+          {
+            query: { room: 'even', q: searchQuery('needle', true) },
+            selects: (m) => m.room === 'even' && m.content.startsWith('needle'),
+          },
+        ];
+        const arounds = [all[0]!.id, all[4]!.id, all[5]!.id, all[9]!.id, uuidv7()];
+        for (const { query, selects } of filters) {
+          for (const around of [...arounds, '00000000-0000-0000-0000-000000000000']) {
+            for (const limit of [1, 2, 3, 4, 7, 100]) {
+              for (const order of ['asc', 'desc'] as const) {
+                const got = await store.messages.around({ ...query, order, limit }, around);
+                const want = model(all.filter(selects), around, limit, order);
+                const label = JSON.stringify({ query, around, limit, order });
+                assert.deepEqual(got, { ...want, latestSeq: latest }, label);
+              }
+            }
+          }
+        }
+      });
+
+      test('around pages asked for at once are each the page they would be alone', async (store) => {
+        const all = await seed(store);
+        const queries: [ListQuery & { limit: number }, string][] = [
+          [{ order: 'desc', limit: 4 }, all[5]!.id],
+          [{ order: 'desc', limit: 3 }, all[1]!.id],
+          [{ order: 'desc', limit: 50 }, all[8]!.id],
+          [{ order: 'asc', limit: 4, room: 'even' }, all[3]!.id],
+          [{ order: 'asc', limit: 2, room: 'odd' }, all[0]!.id],
+          [{ order: 'asc', limit: 2, room: 'none' }, all[0]!.id],
+        ];
+        const together = await Promise.all(queries.map(([q, id]) => store.messages.around(q, id)));
+        for (const [i, [q, id]] of queries.entries()) {
+          assert.deepEqual(together[i], await store.messages.around(q, id), JSON.stringify(q));
+        }
+        assert.equal(together[0]!.count, 4);
+        assert.equal(together[0]!.lastId, all[4]!.id);
       });
     });
 

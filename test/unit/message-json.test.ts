@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Message } from '../../src/domain/message.ts';
 import {
+  firstIdOfMessagesJson,
   lastIdOfMessagesJson,
   messageJson,
-  splitMessagesJson,
+  withoutFirstMessage,
   withoutLastMessage,
 } from '../../src/domain/message-json.ts';
 
@@ -36,14 +37,17 @@ test('the last id and the page without its last message, whatever the content sa
   assert.deepEqual(JSON.parse(`[${withoutLastMessage(joined)}]`), tricky.slice(0, 2));
 });
 
-test('joined texts split into each message, whatever the content says', () => {
+test('the first id and the texts without the first message, whatever the content says', () => {
   const tricky = [
     message('01a20000-0000-7000-8000-000000000001', '{"id":"fake-id-in-content"}'),
     message('01a20000-0000-7000-8000-000000000002', ',{"id":"another"} \\ "'),
-    message('01a20000-0000-7000-8000-000000000003', 'plain'),
   ];
   const texts = tricky.map(messageJson);
-  assert.deepEqual(splitMessagesJson(texts.join(',')), texts);
-  assert.deepEqual(splitMessagesJson(texts[1]!), [texts[1]]);
-  assert.deepEqual(splitMessagesJson(''), []);
+  assert.equal(firstIdOfMessagesJson(texts.join(',')), '01a20000-0000-7000-8000-000000000001');
+  assert.equal(firstIdOfMessagesJson(texts[1]!), '01a20000-0000-7000-8000-000000000002');
+  assert.equal(firstIdOfMessagesJson(''), undefined);
+  assert.equal(withoutFirstMessage(texts.join(',')), texts[1]);
+  assert.equal(withoutFirstMessage(texts[1]!), '');
+  assert.equal(withoutFirstMessage(''), '');
+  assert.deepEqual(JSON.parse(`[${withoutFirstMessage(texts.join(','))}]`), tricky.slice(1));
 });

@@ -1,5 +1,6 @@
 /** The SQL of a message list on PostgreSQL: the domain's list filter (list-filter.ts) in PostgreSQL's words. */
 import pg from 'pg';
+import { aroundHalves, type AroundFilter, type AroundHalves } from '../../domain/around-page.ts';
 import {
   listFilter,
   listValues,
@@ -102,8 +103,12 @@ function condition(c: ListCondition, param: (type: ParamType) => string): string
   }
 }
 
-/** The page of one query: `count` (at most limit + 1) and the joined `json`, one row. */
-function pageSql(filter: ListFilter, param: (type: ParamType) => string): string {
+/** The ordered walk of one query: its rows' `columns`, at most limit + 1. */
+function walkSql(
+  filter: ListFilter,
+  param: (type: ParamType) => string,
+  columns = 'messages.body',
+): string {
   const where = filter.conditions.map((c) => condition(c, param));
   const filterSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
   const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
@@ -114,14 +119,19 @@ function pageSql(filter: ListFilter, param: (type: ParamType) => string): string
         ? `messages.reply_to ${direction}, messages.id ${direction}`
         : `messages.id ${direction}`;
   const limit = param('integer');
+  return `SELECT ${columns} FROM messages${filterSql}
+      ORDER BY ${order} LIMIT ${limit}::integer + 1`;
+}
+
+/** The page of one query: `count` (at most limit + 1) and the joined `json`, one row. */
+function pageSql(filter: ListFilter, param: (type: ParamType) => string): string {
   // The aggregate takes the rows in the order the ordered subquery yields them (a plain
   // Aggregate over a Limit over an index scan: nothing reorders them; the contract suite checks
   // the order of every shape). An ORDER BY inside string_agg, or numbering the rows to leave
   // the extra one out here, cost the database about as much again as the whole page
   // (measured): the caller leaves the extra one out instead.
   return `SELECT count(*)::integer AS count, string_agg(s.body, ',') AS json
-    FROM (SELECT messages.body FROM messages${filterSql}
-      ORDER BY ${order} LIMIT ${limit}::integer + 1) s`;
+    FROM (${walkSql(filter, param)}) s`;
 }
 
 function render(filter: ListFilter): ListSql {
@@ -146,20 +156,29 @@ function render(filter: ListFilter): ListSql {
  * with `n`, the query's place in the arrays.
  */
 export function listBatchSql(filter: ListFilter): { name: string; text: string } {
+  return batchSql(`${filter.name}-batch`, 'p.count, p.json', (param) => pageSql(filter, param));
+}
+
+/** Several pages of one statement's shape (`page`, one row each), as listBatchSql says. */
+function batchSql(
+  name: string,
+  columns: string,
+  page: (param: (type: ParamType) => string) => string,
+): { name: string; text: string } {
   const types: ParamType[] = [];
   const param = (type: ParamType) => {
     types.push(type);
     return `q.p${types.length}`;
   };
-  const page = pageSql(filter, param);
+  const pageText = page(param);
   const arrays = types
     .map((type, i) => `$${i + 1}::${type === 'term' ? 'text' : type}[]`)
     .join(', ');
-  const columns = types.map((_, i) => `p${i + 1}`).join(', ');
-  const text = `SELECT q.n, ${LATEST_SEQ} AS latest, p.count, p.json
-    FROM unnest(${arrays}) WITH ORDINALITY AS q(${columns}, n)
-    CROSS JOIN LATERAL (${page}) p`;
-  return { name: `${filter.name}-batch`, text };
+  const names = types.map((_, i) => `p${i + 1}`).join(', ');
+  const text = `SELECT q.n, ${LATEST_SEQ} AS latest, ${columns}
+    FROM unnest(${arrays}) WITH ORDINALITY AS q(${names}, n)
+    CROSS JOIN LATERAL (${pageText}) p`;
+  return { name, text };
 }
 
 const rendered = new Map<ListFilter, ListSql>();
@@ -215,4 +234,142 @@ export function searchStatement(query: ListQuery & { readonly limit: number }): 
 export function listStatement(query: ListQuery & { readonly limit: number }): ListStatement {
   const filter = listFilter(query);
   return { ...listSql(filter), values: listParameters(filter, query) };
+}
+
+/**
+ * The behind half of an around page, read in the requested order without a
+ * sort. Its walk from around outwards finds the half's farthest row (OFFSET
+ * its size: the extra one, which says more lie beyond), and the half is read
+ * from there back towards around: at most size + 1 rows, the extra one first.
+ * Without a farthest row (fewer lie there), from the end of the key. Both are
+ * walks of the index the list's own walk takes, and the farthest row's bound
+ * is an index condition. In a room it takes the place of the room range's
+ * open end (two upper or two lower bounds of one row comparison, the index
+ * scan would start from the wrong one: it walked the room's whole history).
+ * Values: the conditions' values twice, then the size twice.
+ */
+function turnedWalkSql(filter: ListFilter, param: (type: ParamType) => string): string {
+  const outwardsUp = filter.order === 'asc';
+  let room: string | undefined;
+  const where = filter.conditions.map((c) => {
+    if (c.kind !== 'room-range') return condition(c, param);
+    room = param('text');
+    const key = '(messages.room, messages.id)';
+    const lower = c.after
+      ? `${key} > (${room}, ${param('uuid')}::uuid)`
+      : outwardsUp
+        ? `${key} >= (${room}, '${MIN_ID}'::uuid)`
+        : undefined;
+    const upper = c.before
+      ? `${key} < (${room}, ${param('uuid')}::uuid)`
+      : outwardsUp
+        ? undefined
+        : `${key} <= (${room}, '${MAX_ID}'::uuid)`;
+    return [lower, upper].filter((b) => b !== undefined).join(' AND ');
+  });
+  const farWhere = filter.conditions.map((c) => condition(c, param));
+  const order = (direction: string) =>
+    filter.walk === 'room-id'
+      ? `messages.room ${direction}, messages.id ${direction}`
+      : `messages.id ${direction}`;
+  const far = `(SELECT messages.id FROM messages${whereSql(farWhere)}
+      ORDER BY ${order(outwardsUp ? 'ASC' : 'DESC')} OFFSET ${param('integer')}::integer LIMIT 1)`;
+  // Outwards ascending, the farthest row is the upper end of the half; descending, the lower.
+  const [op, end] = outwardsUp ? ['<=', MAX_ID] : ['>=', MIN_ID];
+  const farEnd = `COALESCE(${far}, '${end}'::uuid)`;
+  const bound =
+    room === undefined
+      ? `messages.id ${op} ${farEnd}`
+      : `(messages.room, messages.id) ${op} (${room}, ${farEnd})`;
+  return `SELECT messages.body FROM messages${whereSql([...where, bound])}
+      ORDER BY ${order(outwardsUp ? 'DESC' : 'ASC')} LIMIT ${param('integer')}::integer + 1`;
+}
+
+function whereSql(conditions: readonly string[]): string {
+  return conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
+}
+
+/**
+ * An around page (around-page.ts) in one row: each half's rows aggregated
+ * in the requested order (the behind half by turnedWalkSql, the ahead half
+ * by its own walk), `behind` and `ahead` their counts (at most size + 1),
+ * and `json` the page's texts joined. Each half's extra row stays in: it is
+ * the first text when the behind half has one, the last when the ahead half
+ * has one, and the caller cuts it off as a list page's. (Turning the behind
+ * half round by the aggregate's ORDER BY cost the database 6-12 µs a page
+ * more, by array subscripts about 100 µs: measured.)
+ */
+function aroundPageSql(filter: AroundFilter, param: (type: ParamType) => string): string {
+  // A search's behind half is read once and turned round by its aggregate: the farthest row
+  // would cost a second search (a trigram index scan, for a rare term).
+  const direction = filter.ahead.order === 'desc' ? 'DESC' : 'ASC';
+  const behind = filter.search
+    ? walkSql(filter.behind, param, 'messages.id, messages.body')
+    : turnedWalkSql(filter.behind, param);
+  const behindOrder = filter.search ? ` ORDER BY s.id ${direction}` : '';
+  const ahead = walkSql(filter.ahead, param);
+  return `SELECT b.count AS behind, a.count AS ahead, concat_ws(',', b.json, a.json) AS json
+    FROM (SELECT count(*)::integer AS count, string_agg(s.body, ','${behindOrder}) AS json
+        FROM (${behind}) s) b,
+      (SELECT count(*)::integer AS count, string_agg(s.body, ',') AS json FROM (${ahead}) s) a`;
+}
+
+const AROUND_COLUMNS = 'p.behind, p.ahead, p.json';
+
+const renderedArounds = new Map<AroundFilter, { name: string; text: string }>();
+
+/** An around page's statement, rendered once per pair of shapes: one row `{latest, behind, ahead, json}`. */
+export function aroundSql(filter: AroundFilter): { name: string; text: string } {
+  let sql = renderedArounds.get(filter);
+  if (sql === undefined) {
+    let count = 0;
+    const page = aroundPageSql(filter, () => `$${++count}`);
+    sql = {
+      name: filter.name,
+      text: `SELECT ${LATEST_SEQ} AS latest, ${AROUND_COLUMNS} FROM (${page}) p`,
+    };
+    renderedArounds.set(filter, sql);
+  }
+  return sql;
+}
+
+/** Several around pages of one pair of shapes in one statement (see listBatchSql). */
+export function aroundBatchSql(filter: AroundFilter): { name: string; text: string } {
+  return batchSql(`${filter.name}-batch`, AROUND_COLUMNS, (param) => aroundPageSql(filter, param));
+}
+
+/** The values of an around statement: each half's conditions' values, then its size. */
+export function aroundParameters(halves: AroundHalves): unknown[] {
+  const { filter, behind, ahead } = halves;
+  const behindValues = listValues(filter.behind, behind, { term: searchPattern });
+  // As turnedWalkSql takes them (a search's behind half: once, as a list page's).
+  const values = filter.search
+    ? [...behindValues, behind.limit]
+    : [...behindValues, ...behindValues, behind.limit, behind.limit];
+  values.push(...listValues(filter.ahead, ahead, { term: searchPattern }));
+  values.push(ahead.limit);
+  return values;
+}
+
+/** An around page that searches, planned for its values as searchStatement says. */
+export function aroundSearchStatement(halves: AroundHalves): string {
+  const values = aroundParameters(halves);
+  let next = 0;
+  const param = (type: ParamType) => {
+    const value = values[next++];
+    if (type === 'integer') return String(Number(value));
+    // An id list (well-formed ids only) as an array literal.
+    return pg.escapeLiteral(Array.isArray(value) ? `{${value.join(',')}}` : String(value));
+  };
+  const page = aroundPageSql(halves.filter, param);
+  return `SELECT ${LATEST_SEQ} AS latest, ${AROUND_COLUMNS} FROM (${page}) p`;
+}
+
+/** An around page's statement and values together (EXPLAIN in the plan tests). */
+export function aroundStatement(
+  query: ListQuery & { readonly limit: number },
+  around: string,
+): { readonly text: string; readonly values: unknown[] } {
+  const halves = aroundHalves(query, around);
+  return { text: aroundSql(halves.filter).text, values: aroundParameters(halves) };
 }

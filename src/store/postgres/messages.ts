@@ -1,15 +1,18 @@
 /** Messages on PostgreSQL: creates and gets batched per turn, edits in a transaction with a row lock. */
 import type pg from 'pg';
 import type { IdempotencyClaim } from '../../domain/idempotency-store.ts';
+import { aroundHalves, type AroundFilter } from '../../domain/around-page.ts';
 import { listFilter } from '../../domain/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../domain/message.ts';
 import {
   lastIdOfMessagesJson,
   messageJson,
+  withoutFirstMessage,
   withoutLastMessage,
 } from '../../domain/message-json.ts';
 import type {
   MessageEdit,
+  AroundMessagePage,
   MessagePage,
   MessageStore,
   MessageText,
@@ -29,6 +32,10 @@ import type { LastMessage, Membership, Room } from '../../domain/room.ts';
 import { appendChange, messageChange } from './changes.ts';
 import { CreateBatcher, type CreateRow } from './create-batcher.ts';
 import {
+  aroundBatchSql,
+  aroundParameters,
+  aroundSearchStatement,
+  aroundSql,
   listBatchSql,
   listParameters,
   LATEST_SEQ,
@@ -72,6 +79,8 @@ export class PostgresMessages implements MessageStore {
   readonly #texts: ReadBatcher<MessageText & { readonly id: string }>;
   /** Pages of one shape asked for in one turn share one query (see page-batcher.ts). */
   readonly #pages: PageBatcher;
+  /** Around pages of one pair of shapes asked for in one turn share one query too. */
+  readonly #arounds: PageBatcher<AroundFilter, AroundRow>;
   /** Rooms this process has posted to: they exist for good. */
   readonly #knownRooms = new Set<string>();
 
@@ -116,6 +125,19 @@ export class PostgresMessages implements MessageStore {
         // One array per parameter, each query's value at its place.
         const columns = values[0]!.map((_, i) => values.map((v) => v[i]));
         return session.query<PageRow & { n: string }>(sql.name, sql.text, columns);
+      },
+    });
+    this.#arounds = new PageBatcher<AroundFilter, AroundRow>({
+      batching,
+      one: async (filter, values) => {
+        const sql = aroundSql(filter);
+        const [row] = await session.query<AroundRow>(sql.name, sql.text, [...values]);
+        return row!;
+      },
+      many: (filter, values) => {
+        const sql = aroundBatchSql(filter);
+        const columns = values[0]!.map((_, i) => values.map((v) => v[i]));
+        return session.query<AroundRow & { n: string }>(sql.name, sql.text, columns);
       },
     });
     this.#texts = new ReadBatcher<MessageText & { readonly id: string }>(
@@ -293,11 +315,45 @@ export class PostgresMessages implements MessageStore {
     return { seq: Number(rows[0]!.latest), rooms: found };
   }
 
+  async around(
+    query: ListQuery & { readonly limit: number },
+    around: string,
+  ): Promise<AroundMessagePage> {
+    const halves = aroundHalves(query, around);
+    const { filter, behind, ahead } = halves;
+    // A search is planned for its terms (as a search page is), never batched.
+    const row = filter.search
+      ? (await this.#session.query<AroundRow>('', aroundSearchStatement(halves), []))[0]!
+      : await this.#arounds.page(filter, aroundParameters(halves));
+    // The database joined the page in order; each half's extra row, if read, is at an end.
+    const moreBefore = row.behind > behind.limit;
+    const more = row.ahead > ahead.limit;
+    let json = moreBefore ? withoutFirstMessage(row.json) : row.json;
+    if (more) json = withoutLastMessage(json);
+    return {
+      json,
+      count: Math.min(row.behind, behind.limit) + Math.min(row.ahead, ahead.limit),
+      lastId: lastIdOfMessagesJson(json),
+      more,
+      moreBefore,
+      latestSeq: Number(row.latest),
+    };
+  }
+
   async #searchPage(query: ListQuery & { readonly limit: number }): Promise<PageRow> {
     // Unnamed: a text of its own each time, nothing to keep prepared.
     const [row] = await this.#session.query<PageRow>('', searchStatement(query), []);
     return row!;
   }
+}
+
+/** An around page as the database answers it (list-sql.ts aroundSql). */
+interface AroundRow {
+  readonly latest: string;
+  /** Each half's rows read: at most its size + 1. */
+  readonly behind: number;
+  readonly ahead: number;
+  readonly json: string;
 }
 
 async function storeEdit(client: pg.PoolClient, edited: Message): Promise<void> {

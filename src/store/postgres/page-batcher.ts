@@ -5,7 +5,8 @@
  * service's CPU than the page itself (profiled: about 100 µs). Pages of the
  * same shape asked for in one turn go out as one statement (list-sql.ts's
  * listBatchSql: one index walk per page, in one snapshot); each caller gets
- * its own page. A failed statement fails its batch. With `batching` off
+ * its own page; around pages (aroundBatchSql) are batched the same way, per
+ * pair of shapes. A failed statement fails its batch. With `batching` off
  * (BATCHING=off, for A/B runs) each page is a query of its own. How this fits
  * with the other per-turn schedulers: docs/schedulers.md.
  */
@@ -19,35 +20,39 @@ export interface PageRow {
   readonly json: string | null;
 }
 
-export interface PageBatcherOptions {
+/**
+ * `Shape`: what makes pages share a statement (a list's filter, an around
+ * page's pair of them); `Row`: a page as its statement answers it.
+ */
+export interface PageBatcherOptions<Shape extends object = ListFilter, Row = PageRow> {
   readonly batching: boolean;
   /** One page alone. */
-  readonly one: (filter: ListFilter, values: readonly unknown[]) => Promise<PageRow>;
+  readonly one: (shape: Shape, values: readonly unknown[]) => Promise<Row>;
   /** Several pages of one shape: each query's values, answered with `n`, its 1-based place. */
   readonly many: (
-    filter: ListFilter,
+    shape: Shape,
     values: readonly (readonly unknown[])[],
-  ) => Promise<readonly (PageRow & { readonly n: string })[]>;
+  ) => Promise<readonly (Row & { readonly n: string })[]>;
 }
 
 /** Enough for every connection of a busy instance; one statement of that many index walks. */
 const MAX_BATCH = 64;
 
-interface Pending {
+interface Pending<Row> {
   readonly values: readonly unknown[];
-  readonly resolve: (row: PageRow) => void;
+  readonly resolve: (row: Row) => void;
   readonly reject: (error: unknown) => void;
 }
 
-export class PageBatcher {
-  readonly #options: PageBatcherOptions;
-  #queues = new Map<ListFilter, Pending[]>();
+export class PageBatcher<Shape extends object = ListFilter, Row = PageRow> {
+  readonly #options: PageBatcherOptions<Shape, Row>;
+  #queues = new Map<Shape, Pending<Row>[]>();
 
-  constructor(options: PageBatcherOptions) {
+  constructor(options: PageBatcherOptions<Shape, Row>) {
     this.#options = options;
   }
 
-  page(filter: ListFilter, values: readonly unknown[]): Promise<PageRow> {
+  page(filter: Shape, values: readonly unknown[]): Promise<Row> {
     if (!this.#options.batching) return this.#options.one(filter, values);
     return new Promise((resolve, reject) => {
       if (this.#queues.size === 0) setImmediate(this.#flush);

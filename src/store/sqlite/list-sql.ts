@@ -1,4 +1,5 @@
 /** The SQL of a message list on SQLite: the domain's list filter (list-filter.ts) in SQLite's words. */
+import { aroundHalves } from '../../domain/around-page.ts';
 import {
   listFilter,
   listValues,
@@ -76,4 +77,20 @@ export function listStatement(query: ListQuery & { readonly limit: number }): {
 } {
   const filter = listFilter(query);
   return { text: listSql(filter), values: listParameters(filter, query) };
+}
+
+/**
+ * An around page's statements (around-page.ts): each half's own list
+ * statement, with its extra row, read one after the other in one snapshot
+ * (EXPLAIN QUERY PLAN in the plan tests).
+ */
+export function aroundStatements(
+  query: ListQuery & { readonly limit: number },
+  around: string,
+): { readonly text: string; readonly values: unknown[] }[] {
+  const { filter, behind, ahead } = aroundHalves(query, around);
+  return [
+    { text: listSql(filter.behind), values: listParameters(filter.behind, behind, 1) },
+    { text: listSql(filter.ahead), values: listParameters(filter.ahead, ahead, 1) },
+  ];
 }

@@ -2,11 +2,13 @@
 import type { Statement } from 'better-sqlite3';
 import { claimLost } from '../../domain/idempotency.ts';
 import type { IdempotencyClaim } from '../../domain/idempotency-store.ts';
+import { aroundHalves, joinAroundRows, type AroundHalf } from '../../domain/around-page.ts';
 import { listFilter, type ListFilter } from '../../domain/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../domain/message.ts';
 import { lastIdOfMessagesJson, messageJson } from '../../domain/message-json.ts';
 import type {
   MessageEdit,
+  AroundMessagePage,
   MessagePage,
   MessageStore,
   MessageText,
@@ -255,6 +257,36 @@ export class SqliteMessages implements MessageStore {
     } catch (error) {
       throw toStoreError(error);
     }
+  }
+
+  async around(
+    query: ListQuery & { readonly limit: number },
+    around: string,
+  ): Promise<AroundMessagePage> {
+    const halves = aroundHalves(query, around);
+    const { filter, behind, ahead } = halves;
+    try {
+      this.#session.snapshot();
+      const bounds = this.#changes.readBounds();
+      // Each half is the list's own statement, one after the other in this snapshot (with
+      // batching off, statements with nothing between them, as in list). One
+      // compound statement of both (a UNION ALL of the two walks as subqueries) cost more:
+      // SQLite runs each subquery as a co-routine that copies every row it yields, about 8 µs
+      // a page more than two statements (measured on 100k messages); a search takes its own
+      // way to the rows (search.ts).
+      const behindRows = this.#halfRows(filter.behind, behind);
+      const aheadRows = this.#halfRows(filter.ahead, ahead);
+      return joinAroundRows(halves, behindRows, aheadRows, bounds.latest);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  /** One half of an around page: its size and one more, nearest to around first. */
+  #halfRows(filter: ListFilter, half: AroundHalf): string[] {
+    return filter.search
+      ? this.#search.rows(filter, half, half.limit + 1)
+      : (this.#listStatement(filter).all(...listParameters(filter, half, 1)) as string[]);
   }
 
   #listStatement(filter: ListFilter): Statement {
