@@ -99,16 +99,17 @@ function toListQuery(qs: ListQuerystring): ListQuery {
  * (call only when `limit` cut it short, or for an `around` page's links).
  */
 export function nextPageUrl(basePath: string, query: ListQuery, last: string): string {
-  const params = new URLSearchParams();
-  if (query.room !== undefined) params.set('room', query.room);
-  params.set('limit', String(query.limit));
-  params.set('order', query.order);
+  // Written out rather than through URLSearchParams (a few µs a page, an around page has two):
+  // every value but q is made of URL-safe characters by its schema (a room name, ids, digits).
+  let url = `${basePath}?`;
+  if (query.room !== undefined) url += `room=${query.room}&`;
+  url += `limit=${query.limit}&order=${query.order}`;
   const after = query.order === 'asc' ? last : query.after;
   const before = query.order === 'desc' ? last : query.before;
-  if (after !== undefined) params.set('after', after);
-  if (before !== undefined) params.set('before', before);
-  for (const id of query.ids ?? []) params.append('id', id);
-  if (query.replyTo !== undefined) params.set('replyTo', query.replyTo);
-  if (query.q !== undefined) params.set('q', query.q.text);
-  return `${basePath}?${params.toString()}`;
+  if (after !== undefined) url += `&after=${after}`;
+  if (before !== undefined) url += `&before=${before}`;
+  for (const id of query.ids ?? []) url += `&id=${id}`;
+  if (query.replyTo !== undefined) url += `&replyTo=${query.replyTo}`;
+  if (query.q !== undefined) url += `&q=${encodeURIComponent(query.q.text)}`;
+  return url;
 }
