@@ -153,6 +153,48 @@ export function computeGoals(result: BenchResult, sizes: Sizes): Goal[] {
   goals.push(...performanceSecondPass(result, sizes, find));
   goals.push(...roomsGoals(result, sizes, find));
   goals.push(...aroundGoals(sizes, find));
+  goals.push(...conversationGoals(sizes, find));
+  return goals;
+}
+
+/**
+ * Issue #12: a conversation view (a history page, then its 50 messages' reaction summaries) at
+ * `large` stored and a fifth as many reactions, 50 connections. The pair's own latency, from
+ * the page's request to the summaries' response, recorded per pair (bench/conversations.ts).
+ */
+function conversationGoals(sizes: Sizes, find: (id: string) => ScenarioResult | undefined): Goal[] {
+  const goals: Goal[] = [];
+  const us = (s: ScenarioResult | undefined) => s?.summary.serverCpuUsPerRequest?.toFixed(0) ?? '?';
+  const db = (s: ScenarioResult | undefined) =>
+    s?.summary.databaseCpuUsPerRequest == null
+      ? ''
+      : ` + database ${s.summary.databaseCpuUsPerRequest.toFixed(0)}`;
+  for (const [store, name] of STORES) {
+    const figure = `history page + its reaction summaries (two requests), ${name}, ${fmt(sizes.large)} stored, ${fmt(sizes.large / 5)} reactions, 50 connections`;
+    const goal = "the pair's p99 ≤ 10 ms, 0 errors";
+    const pair = find(`conversations:${store}-pair`);
+    if (pair === undefined) goals.push(missing(figure, goal));
+    else {
+      const page = find(`conversations:${store}-pair-page`);
+      const summaries = find(`conversations:${store}-pair-summaries`);
+      const alonePage = find(`conversations:${store}-page`);
+      const aloneSummaries = find(`conversations:${store}-summaries`);
+      const p99 = pair.summary.p99Ms;
+      goals.push({
+        figure,
+        goal,
+        measured:
+          `pair p99 ${p99.toFixed(2)} ms (worst round ${pair.summary.worstP99Ms.toFixed(2)}, p50 ${pair.summary.p50Ms.toFixed(2)}), ` +
+          `${fmt(pair.summary.requestsPerSecond)} pairs/s; within it page p99 ${page?.summary.p99Ms.toFixed(2) ?? '?'} ms, ` +
+          `summaries p99 ${summaries?.summary.p99Ms.toFixed(2) ?? '?'} ms; CPU µs per pair ${us(pair)}${db(pair)} ` +
+          `(alone: page ${us(alonePage)}${db(alonePage)}, summaries ${us(aloneSummaries)}${db(aloneSummaries)}); ` +
+          `${pair.summary.errors} errors`,
+        short: `pair p99 ${p99.toFixed(1)} ms`,
+        met: p99 <= 10 && pair.summary.errors === 0,
+        score: pair.summary.errors > 0 ? 0 : 10 / p99,
+      });
+    }
+  }
   return goals;
 }
 

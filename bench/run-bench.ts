@@ -7,7 +7,8 @@
  * bench/results/<time>-<commit>.{json,md,svg}.
  *
  * Flags: --quick (or BENCH_QUICK=1): short rounds, small stores, for development.
- *        --only=get,size,history,list,create,mix,events,postgres,pg-create,start,user-rooms,streams,baseline:
+ *        --only=get,size,history,list,create,mix,events,postgres,pg-create,start,user-rooms,streams,baseline,
+ *          search,conversations:
  *          only these groups.
  *        --no-build: use the existing dist/.
  *        --baseline=<commit>: also build that commit and measure its PostgreSQL creates
@@ -62,6 +63,7 @@ import {
   type RoundContext,
 } from './paired-rounds.ts';
 import { searchGroup } from './search-bench.ts';
+import { conversationsGroup } from './conversations.ts';
 import {
   detectCores,
   freePort,
@@ -93,6 +95,7 @@ const GROUPS = [
   'streams',
   'baseline',
   'search',
+  'conversations',
 ] as const;
 
 const { values: flags } = parseArgs({
@@ -266,9 +269,11 @@ async function main(): Promise<void> {
   const sqliteUrl = (file: string) => `sqlite:${file}`;
   const dbFile = (name: string) => join(TMP, `${name}.db`);
   const idsFile = (name: string) => join(TMP, `ids-${name}.txt`);
-  const needSizes = ['size', 'history', 'list', 'create'].some((g) => only.has(g));
+  const needSizes = ['size', 'history', 'list', 'create', 'conversations'].some((g) => only.has(g));
   const needMid = ['get', 'mix', 'start'].some((g) => only.has(g));
-  const needPostgres = ['history', 'list', 'postgres', 'pg-create'].some((g) => only.has(g));
+  const needPostgres = ['history', 'list', 'postgres', 'pg-create', 'conversations'].some((g) =>
+    only.has(g),
+  );
   // These seed schemas of their own: PostgreSQL without the shared 1M-message schema.
   const needPostgresOnly = ['user-rooms', 'streams', 'baseline'].some((g) => only.has(g));
   let baselineBuild: BaselineBuild | undefined;
@@ -621,6 +626,19 @@ async function main(): Promise<void> {
       });
       scenarios.push(...search.scenarios);
       notes.push(...search.notes);
+    }
+
+    if (only.has('conversations')) {
+      await guarded('conversations', async () => {
+        const pg = pgBench?.url === undefined ? null : { ...pgBench, url: pgBench.url };
+        const got = await conversationsGroup({
+          ...{ round: roundContext(cores), tmp: TMP, large, floor, startService, stop },
+          sqlite: { file: dbFile('large'), ids: idsFile('large') },
+          postgres: pg === null ? null : { ...pg, ids: idsFile('pg-large') },
+        });
+        scenarios.push(...got.scenarios);
+        notes.push(...got.notes);
+      });
     }
 
     let start: StartResult[] | null = null;

@@ -25,6 +25,8 @@ export interface WrkResult {
     readonly max: number;
     readonly mean: number;
   };
+  /** What the script printed on its WRK_EXTRA line, if it has one (conversations.lua). */
+  readonly extra?: unknown;
 }
 
 export interface WrkRun {
@@ -35,6 +37,8 @@ export interface WrkRun {
   readonly args?: readonly string[];
   readonly connections: number;
   readonly seconds: number;
+  /** wrk threads (default 1); conversations.lua runs one per connection. */
+  readonly threads?: number;
 }
 
 /** Installs wrk with apt-get when it is missing (the harness needs it; root can install). */
@@ -77,7 +81,7 @@ export function runWrk(
   const script = scriptFile(dirs.lua, dirs.tmp, run.script);
   const command = pinned(cores, cores.client, [
     'wrk',
-    '-t1',
+    `-t${run.threads ?? 1}`,
     `-c${run.connections}`,
     `-d${run.seconds}s`,
     '--timeout',
@@ -100,7 +104,13 @@ export function runWrk(
         reject(new Error(`wrk failed (${code}) on ${run.url}:\n${out}`));
         return;
       }
-      resolve(JSON.parse(line.slice('WRK_RESULT '.length)) as WrkResult);
+      const result = JSON.parse(line.slice('WRK_RESULT '.length)) as WrkResult;
+      const extra = out.split('\n').find((l) => l.startsWith('WRK_EXTRA '));
+      resolve(
+        extra === undefined
+          ? result
+          : { ...result, extra: JSON.parse(extra.slice('WRK_EXTRA '.length)) },
+      );
     });
   });
 }

@@ -10,4 +10,6 @@ done = function(summary, latency, requests)
     e.connect, e.read, e.write, e.status, e.timeout,
     latency:percentile(50), latency:percentile(90), latency:percentile(99),
     latency.max, latency.mean))
+  -- A scenario may print figures of its own (conversations.lua: each kind and the pair).
+  if report_extra ~= nil then report_extra(summary) end
 end
