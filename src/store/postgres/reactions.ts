@@ -202,7 +202,9 @@ export async function removeReactionsOf(client: pg.PoolClient, messageId: string
 async function lockFacts(client: pg.PoolClient, key: ReactionKey): Promise<ReactionFacts> {
   await client.query({
     name: 'lock-message-for-reaction',
-    text: 'SELECT 1 FROM messages WHERE id = $1::uuid FOR UPDATE',
+    // NO KEY UPDATE: reaction writes of one message take turns, and a delete (FOR UPDATE) waits
+    // for them, but a reply being created (which holds its message KEY SHARE) does not.
+    text: 'SELECT 1 FROM messages WHERE id = $1::uuid FOR NO KEY UPDATE',
     values: [key.messageId],
   });
   const { rows } = await client.query<FactsRow>({
