@@ -31,7 +31,7 @@ const SYLLABLES =
 const EMOJI = ['🙂', '😂', '👍', '🎉', '🚀', '🔥', '👀', '✅', '🤔', '🙏'];
 
 /** mulberry32: a small seeded PRNG (the same sequence on every machine). */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { MAX_EMOJI_PER_MESSAGE } from '../src/domain/reaction.ts';
 import { schemaClient } from './seed-data.ts';
+import { random } from './chat-text.ts';
 
 /** By popularity, most popular first (the draw is ∝ 1/rank). */
 export const EMOJI = [
@@ -58,18 +59,6 @@ const MAX_REACTORS = 1000;
 const REACTOR_TAIL = 1.2;
 const EMOJI_TAIL = 1.3;
 
-/** mulberry32: a small seeded generator, [0, 1). */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** floor(u^(-1/a)) for u in (0, 1]: 1 most of the time, a long tail. */
 function pareto(next: () => number, tail: number, cap: number): number {
   return Math.min(cap, Math.floor((1 - next()) ** (-1 / tail)));
@@ -82,11 +71,11 @@ function pareto(next: () => number, tail: number, cap: number): number {
 export function reactionCounts(messages: number, total: number): Uint16Array {
   const counts = new Uint16Array(messages);
   if (messages === 0 || total === 0) return counts;
-  const estimate = generator(7);
+  const estimate = random(7);
   let sum = 0;
   for (let i = 0; i < 100_000; i++) sum += pareto(estimate, REACTOR_TAIL, MAX_REACTORS);
   const reactedShare = Math.min(1, total / messages / (sum / 100_000));
-  const next = generator(11);
+  const next = random(11);
   let placed = 0;
   for (let i = 0; i < messages; i++) {
     if (next() >= reactedShare) continue;
@@ -139,7 +128,7 @@ export function reactionsOf(
   count: number,
   message: { id: string; room: string; createdMs: number },
 ): ReactionRow[] {
-  const next = generator(Math.imul(index + 1, 2654435761));
+  const next = random(Math.imul(index + 1, 2654435761));
   const kinds = Math.min(MAX_EMOJI_PER_MESSAGE, count, pareto(next, EMOJI_TAIL, EMOJI.length));
   const palette: string[] = [];
   while (palette.length < kinds) {
