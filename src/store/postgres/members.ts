@@ -152,17 +152,19 @@ export class PostgresMembers implements MemberStore {
     const rooms: MemberRoom[] = [];
     for (const row of rows) {
       if (row.name === null) continue;
-      const {
-        latest: _latest,
-        role,
-        lastRead,
-        ...room
-      } = row as Room & {
-        latest: string;
-        role: Role;
-        lastRead: string | null;
+      const r = row as Room & { role: Role; lastRead: string | null };
+      // Written out, not a rest pattern: an object spread per room cost half of a room list's
+      // CPU on SQLite (profiled).
+      const room: Room = {
+        name: r.name,
+        visibility: r.visibility,
+        topic: r.topic,
+        createdBy: r.createdBy,
+        createdAt: r.createdAt,
+        updatedAt: r.updatedAt,
+        version: r.version,
       };
-      rooms.push({ room, role, lastRead });
+      rooms.push({ room, role: r.role, lastRead: r.lastRead });
     }
     return { rooms, seq: Number(rows[0]!.latest) };
   }
