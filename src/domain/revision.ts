@@ -27,7 +27,7 @@ export interface RevisionPage {
   /** The message's room, for the access rule. */
   readonly room: string;
   /** At most `limit` versions after the asked one, oldest first. */
-  readonly revisions: readonly Revision[];
+  readonly revisions: Revision[];
   /** True when more versions lie beyond this page. */
   readonly more: boolean;
 }
@@ -49,6 +49,11 @@ export function currentRevision(m: {
     updatedAt: m.updatedAt,
     editedBy: m.version === 1 ? m.author : null,
   };
+}
+
+/** A revision's values in its table's column order after the message id. */
+export function revisionValues(r: Revision): [number, string, string, string | null] {
+  return [r.version, r.content, r.updatedAt, r.editedBy];
 }
 
 /**

@@ -26,8 +26,8 @@ export const WINDOW_SIZE = 128;
 const TRIM_AT = 2 * WINDOW_SIZE;
 /** Unread counts kept per window until it changes (one per subject and marker asked). */
 const MAX_KEPT_COUNTS = 64;
-/** Rooms kept; the least recently asked for go first (about 17 KB each when full). */
-export const MAX_WINDOWS = 2000;
+/** Rooms kept; the least recently asked for go first. */
+const MAX_WINDOWS = 2000;
 
 /** Where the windows are loaded from and kept in step with: the store and the change feed. */
 export interface ActivitySource {
@@ -141,8 +141,6 @@ class RoomWindow {
     return low;
   }
 }
-
-export type { RoomWindow };
 
 const MESSAGE_KINDS = new Set(['message.created', 'message.deleted']);
 

@@ -71,7 +71,7 @@ export async function userRooms(
     rooms,
     (r) => r,
     (r) => r.lastMessage,
-  ).slice(0, limit);
+  );
 }
 
 /** Sorts in place, most recent activity first, ties by name. */

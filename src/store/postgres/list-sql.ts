@@ -8,14 +8,13 @@ import {
   type ListFilter,
 } from '../../domain/list-filter.ts';
 import type { ListQuery } from '../../domain/message.ts';
-import { iso } from './room-sql.ts';
+import { iso, MIN_ID } from './room-sql.ts';
 
 /** The message row as the domain type (also used by the benchmark's in-process floor). */
 export const MESSAGE_COLUMNS = `id::text AS id, room, author, content,
   ${iso('created_at')} AS "createdAt", ${iso('updated_at')} AS "updatedAt",
   version, reply_to::text AS "replyTo"`;
 
-export const MIN_ID = '00000000-0000-0000-0000-000000000000';
 export const MAX_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
 
 /** The change log's latest sequence number, read in the list's own statement (one snapshot). */
@@ -96,11 +95,16 @@ function condition(c: ListCondition, param: (type: ParamType) => string): string
       // index's, in order, up to the limit. The planner hashes the private rooms (rooms_private)
       // and the subject's rooms (memberships_subject_room) once per statement, or looks each
       // row's room up by key; test/store/list-plans.test.ts checks both stay index walks.
-      return `(NOT EXISTS (SELECT 1 FROM rooms WHERE rooms.name = messages.room
-          AND rooms.visibility = 'private')
-        OR EXISTS (SELECT 1 FROM memberships WHERE memberships.room = messages.room
-          AND memberships.subject = ${param('text')}))`;
+      return readableSql('messages.room', param('text'));
   }
+}
+
+/** The room in `roomColumn` is one the subject in `subject` may read (room-access.ts mayRead). */
+export function readableSql(roomColumn: string, subject: string): string {
+  return `(NOT EXISTS (SELECT 1 FROM rooms WHERE rooms.name = ${roomColumn}
+      AND rooms.visibility = 'private')
+    OR EXISTS (SELECT 1 FROM memberships WHERE memberships.room = ${roomColumn}
+      AND memberships.subject = ${subject}))`;
 }
 
 /** The ordered walk of one query: its rows' `columns`, at most limit + 1. */

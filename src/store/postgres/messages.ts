@@ -23,6 +23,7 @@ import { createdMessage, updateOutcome } from '../../domain/message-writes.ts';
 import {
   editRevisions,
   revisionPage,
+  revisionValues,
   type Revision,
   type RevisionPage,
 } from '../../domain/revision.ts';
@@ -41,11 +42,10 @@ import {
   LATEST_SEQ,
   listSql,
   MAX_ID,
-  MIN_ID,
   MESSAGE_COLUMNS,
   searchStatement,
 } from './list-sql.ts';
-import { iso } from './room-sql.ts';
+import { iso, MIN_ID } from './room-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import { PageBatcher, type PageRow } from './page-batcher.ts';
 import { removeReactionsOf } from './reactions.ts';
@@ -380,10 +380,6 @@ async function lockMessage(client: pg.PoolClient, id: string): Promise<Message |
     values: [id],
   });
   return rows[0];
-}
-
-function revisionValues(r: Revision): [number, string, string, string | null] {
-  return [r.version, r.content, r.updatedAt, r.editedBy];
 }
 
 /** The room a message creates when its room is not a room yet, and its author's owner membership. */

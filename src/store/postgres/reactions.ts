@@ -29,6 +29,7 @@ import type {
 import { appendChange } from './changes.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import { iso } from './room-sql.ts';
+import { readableSql } from './list-sql.ts';
 
 /** A message's emoji, counted, for `me` = $me; one row per emoji, by its earliest reaction. */
 const EMOJI_COUNTS = (message: string, me: string) => `SELECT emoji, count(*)::integer AS count,
@@ -54,10 +55,7 @@ const REACTORS = `SELECT m.room, p.subject, ${iso('p.created_at')} AS "createdAt
   WHERE m.id = $1::uuid ORDER BY p.position`;
 
 /** Only messages of rooms $3 may read (room-access.ts mayRead, as list-sql.ts says it). */
-const READABLE = `WHERE (NOT EXISTS (SELECT 1 FROM rooms WHERE rooms.name = m.room
-    AND rooms.visibility = 'private')
-  OR EXISTS (SELECT 1 FROM memberships WHERE memberships.room = m.room
-    AND memberships.subject = $3::text))`;
+const READABLE = `WHERE ${readableSql('m.room', '$3::text')}`;
 
 /**
  * The summaries of the asked messages in one statement: each id found by key,

@@ -6,6 +6,9 @@ import type pg from 'pg';
 import { MAX_UNREAD, type Membership, type Room } from '../../domain/room.ts';
 import type { RoomFacts } from '../../domain/room-store.ts';
 
+/** The smallest id: an open lower bound of a room's range of the (room, id) index. */
+export const MIN_ID = '00000000-0000-0000-0000-000000000000';
+
 /** A timestamp as messages render theirs: ISO 8601, UTC, milliseconds. */
 export function iso(column: string): string {
   return `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -17,8 +20,6 @@ export const ROOM_COLUMNS = `r.name, r.visibility, r.topic, r.created_by AS "cre
 
 /** The membership row `ms` as the domain type. */
 export const MEMBERSHIP_COLUMNS = `ms.room, ms.subject, ms.role, ${iso('ms.joined_at')} AS "joinedAt"`;
-
-const MIN_ID = '00000000-0000-0000-0000-000000000000';
 
 /**
  * The room's messages after `lastRead` (all when null) written by others,

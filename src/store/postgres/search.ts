@@ -30,8 +30,9 @@ export async function fillSearchText(client: pg.ClientBase): Promise<void> {
   for (;;) {
     const { rows } = await client.query<{ id: string; content: string }>(
       after === undefined
-        ? 'SELECT id::text AS id, content FROM messages ORDER BY id LIMIT $1'
-        : 'SELECT id::text AS id, content FROM messages WHERE id > $2::uuid ORDER BY id LIMIT $1',
+        ? 'SELECT id::text AS id, content FROM messages WHERE search_text IS NULL ORDER BY id LIMIT $1'
+        : `SELECT id::text AS id, content FROM messages WHERE search_text IS NULL AND id > $2::uuid
+           ORDER BY id LIMIT $1`,
       after === undefined ? [FILL_BATCH] : [FILL_BATCH, after],
     );
     if (rows.length === 0) break;

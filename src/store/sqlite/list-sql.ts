@@ -35,9 +35,14 @@ function condition(c: ListCondition): string {
       return Array.from({ length: c.terms }, () => 'instr(search_text, ?) > 0').join(' AND ');
     case 'readable':
       // A private room's messages only for its members: one room lookup per row (rooms are few).
-      return `NOT EXISTS (SELECT 1 FROM rooms r WHERE r.name = messages.room AND r.visibility = 'private'
-        AND NOT EXISTS (SELECT 1 FROM memberships m WHERE m.room = r.name AND m.subject = ?))`;
+      return readableSql('messages.room', '?');
   }
+}
+
+/** The room in `roomColumn` is one the subject in `subject` may read (room-access.ts mayRead). */
+export function readableSql(roomColumn: string, subject: string): string {
+  return `NOT EXISTS (SELECT 1 FROM rooms r WHERE r.name = ${roomColumn} AND r.visibility = 'private'
+    AND NOT EXISTS (SELECT 1 FROM memberships s WHERE s.room = r.name AND s.subject = ${subject}))`;
 }
 
 /** ` WHERE` and the conditions, or nothing when there are none. */

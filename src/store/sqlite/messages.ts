@@ -20,6 +20,7 @@ import { assertReplyTarget, createdMessage, updateOutcome } from '../../domain/m
 import {
   editRevisions,
   revisionPage,
+  revisionValues,
   type Revision,
   type RevisionPage,
 } from '../../domain/revision.ts';
@@ -321,8 +322,4 @@ export class SqliteMessages implements MessageStore {
       replyTo: row[7],
     };
   }
-}
-
-function revisionValues(r: Revision): [number, string, string, string | null] {
-  return [r.version, r.content, r.updatedAt, r.editedBy];
 }

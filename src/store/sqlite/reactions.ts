@@ -27,6 +27,7 @@ import type {
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteSession } from './sqlite-store.ts';
+import { readableSql } from './list-sql.ts';
 
 type SummaryRow = [string, number, number];
 type BatchRow = [number, string, string | null, number, number];
@@ -36,9 +37,7 @@ const SUMMARY_SQL = `SELECT emoji, count(*), coalesce(max(subject = @me), 0) FRO
   WHERE message_id = @id GROUP BY emoji ORDER BY min(position)`;
 
 /** Only messages of rooms @reader may read (room-access.ts mayRead, as list-sql.ts says it). */
-const READABLE = `AND NOT EXISTS (SELECT 1 FROM rooms r WHERE r.name = m.room
-  AND r.visibility = 'private'
-  AND NOT EXISTS (SELECT 1 FROM memberships s WHERE s.room = r.name AND s.subject = @reader))`;
+const READABLE = `AND ${readableSql('m.room', '@reader')}`;
 
 /**
  * The summaries of the asked messages in one statement: each id found by key,
