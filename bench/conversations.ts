@@ -25,6 +25,7 @@ import {
   type Member,
   type RoundContext,
 } from './paired-rounds.ts';
+import { random } from './chat-text.ts';
 import { copySqlite, removeSqlite, schemaClient } from './seed-data.ts';
 import {
   seedPostgresReactions,
@@ -78,14 +79,15 @@ interface PairExtra {
 }
 
 /**
- * A random subset of an id sample (every run its own draw; `before` bounds are uniform anyway),
+ * A seeded random subset of an id sample (the same draw every run),
  * leaving out the first few of the table: a page before them would be short or empty, and an
  * empty page has no summaries to ask for (conversations.lua counts one as an error).
  */
 function subset(ids: readonly string[], n: number): string[] {
   const usable = ids.slice(Math.min(ids.length - 1, Math.ceil(ids.length / 1000)));
   const out: string[] = [];
-  for (let i = 0; i < n; i++) out.push(usable[Math.floor(Math.random() * usable.length)]!);
+  const next = random(n);
+  for (let i = 0; i < n; i++) out.push(usable[Math.floor(next() * usable.length)]!);
   return out;
 }
 

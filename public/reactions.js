@@ -12,7 +12,7 @@
 import { api } from './api.js';
 
 /** A handful of common ones, one with a skin tone and one ZWJ sequence. */
-export const PICKER_EMOJI = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👍🏽', '🧑‍💻'];
+const PICKER_EMOJI = ['👍', '❤️', '😂', '🎉', '😮', '😢', '👍🏽', '🧑‍💻'];
 /** The most message ids one summary request may name. */
 const MAX_IDS = 100;
 

@@ -28,7 +28,7 @@ const wanted = new Set();
 let replyingTo = null;
 
 /** The first line of a message's content, cut short for a quote. */
-export function quoteText(content) {
+function quoteText(content) {
   const line = content.trim().split(/\r\n|\r|\n/, 1)[0] ?? '';
   const points = [...line];
   return points.length > QUOTE_CODE_POINTS

@@ -99,8 +99,8 @@ function toListQuery(qs: ListQuerystring): ListQuery {
  * (call only when `limit` cut it short, or for an `around` page's links).
  */
 export function nextPageUrl(basePath: string, query: ListQuery, last: string): string {
-  // Written out rather than through URLSearchParams (a few µs a page, an around page has two):
-  // every value but q is made of URL-safe characters by its schema (a room name, ids, digits).
+  // Written out rather than through URLSearchParams (an around page builds two links): every
+  // value but q is made of URL-safe characters by its schema (a room name, ids, digits).
   let url = `${basePath}?`;
   if (query.room !== undefined) url += `room=${query.room}&`;
   url += `limit=${query.limit}&order=${query.order}`;

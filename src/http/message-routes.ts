@@ -25,7 +25,7 @@ import { listStream } from './list-stream.ts';
 import { ListQuerystring, nextPageUrl, toListRequest } from './list-query.ts';
 import { withMoreFailures } from './problem.ts';
 import { MessageListSchema, RevisionListSchema } from './list-bodies.ts';
-import { LIST_HEADERS } from './object-lists.ts';
+import { JSON_TYPE, LIST_HEADERS } from './object-lists.ts';
 import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
 
 export interface MessageRoutesOptions {
@@ -61,7 +61,6 @@ const RevisionQuerystring = Type.Object(
   },
   { description: 'Unknown parameters are ignored.' },
 );
-const JSON_TYPE = 'application/json; charset=utf-8';
 const MESSAGE_LIST_HEADERS = {
   ...LIST_HEADERS,
   link: header(
@@ -277,7 +276,7 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         const next = `${BASE}/${id}/revisions?limit=${limit}&after=${last.version}`;
         reply.header('link', `<${next}>; rel="next"`);
       }
-      return reply.send([...page.revisions]);
+      return reply.send(page.revisions);
     },
   );
 

@@ -49,7 +49,7 @@ export interface ObjectListRequest<T> {
   readonly nextUrl: (last: string, limit: number) => string;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Answers the list (a page, or the whole list streamed); returns the reply to hand back to Fastify. */
 export async function sendObjectList<T>(

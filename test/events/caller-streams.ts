@@ -34,8 +34,17 @@ export function streams(app: () => ContractApp) {
 }
 
 /** Posts a message to a public room of its own and waits until each client has it. */
-export async function sentinel(poster: Caller, ...clients: SseClient[]): Promise<Message> {
-  const message = await poster.post(`sentinel-${uniqueRoom()}`, 'sentinel');
+export function sentinel(poster: Caller, ...clients: SseClient[]): Promise<Message> {
+  return sentinelIn(`sentinel-${uniqueRoom()}`, poster, ...clients);
+}
+
+/** Posts a message to `room` (for streams of that room only) and waits until each client has it. */
+export async function sentinelIn(
+  room: string,
+  poster: Caller,
+  ...clients: SseClient[]
+): Promise<Message> {
+  const message = await poster.post(room, 'sentinel');
   for (const client of clients) {
     await client.waitFor(
       (c) => received(c).some((e) => e.event === 'message.created' && e.data.id === message.id),

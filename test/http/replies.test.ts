@@ -13,7 +13,7 @@ import { assertProblem, eachEngine, onlyError, uniqueRoom, withApp } from './htt
 
 const ids = (messages: readonly Message[]) => messages.map((m) => m.id);
 
-eachEngine('replyTo', (engine, shared) => {
+eachEngine('replyTo', (_engine, shared) => {
   it('a reply names a message of its room; the field is null when absent and echoed everywhere', async () => {
     const app = shared();
     const room = uniqueRoom();
@@ -191,7 +191,6 @@ eachEngine('replyTo', (engine, shared) => {
     assert.deepEqual(ids((await list(`replyTo=${parent.id}`)).json()), ids(replies));
     const kept = (await app.inject({ url: `/api/messages/${replies[0]!.id}` })).json<Message>();
     assert.equal(kept.replyTo, parent.id);
-    void engine;
   });
 
   it('a malformed or repeated replyTo parameter is a 400 naming it', async () => {

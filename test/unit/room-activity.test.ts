@@ -34,7 +34,7 @@ class FakeSource implements ActivitySource {
   /** Lets a test act while a read of the gap is under way. */
   duringGapRead: (() => void) | undefined;
 
-  async recent(): Promise<RecentMessages> {
+  async recent(_rooms: readonly string[], _perRoom: number): Promise<RecentMessages> {
     return this.snapshot;
   }
 
@@ -117,5 +117,27 @@ describe('RoomActivity', () => {
     source.head = seq;
     const after = (await activity.windows(['other'])).get('other')!;
     assert.equal(after.newest(), null);
+  });
+});
+
+describe('RoomActivity keeps a bounded number of windows', () => {
+  it('past 2,000 rooms the least recently asked for is forgotten and read again', async () => {
+    const source = new FakeSource();
+    const asked: string[][] = [];
+    source.recent = async (rooms: readonly string[]) => {
+      asked.push([...rooms]);
+      return { seq: 0, rooms: new Map() };
+    };
+    const activity = new RoomActivity(source);
+    const rooms = Array.from({ length: 2001 }, (_, i) => `room-${i}`);
+    await activity.windows(rooms.slice(0, 2000));
+    // Asked again: now the most recently used, so room-1 is the oldest.
+    await activity.windows(['room-0']);
+    assert.equal(asked.length, 1, 'room-0 was kept');
+    await activity.windows([rooms[2000]!]);
+    await activity.windows(['room-0']);
+    assert.equal(asked.length, 2, 'room-0 still kept after one more room');
+    await activity.windows(['room-1']);
+    assert.deepEqual(asked.at(-1), ['room-1'], 'room-1 was forgotten and read again');
   });
 });

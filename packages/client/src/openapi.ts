@@ -365,7 +365,7 @@ export interface paths {
         };
         /**
          * The reaction summaries of several messages at once
-         * @description `messageId` repeatable, 1-100 (else a 400 naming it): `[{messageId, reactions: [{emoji, count, me}]}]` in the order asked, a repeated id once at its first place. Messages that do not exist, or that the caller cannot read, are left out. Read in one round trip to the store.
+         * @description `messageId` repeatable, 1-100 (else a 400 naming it): `[{messageId, reactions: [{emoji, count, me}]}]` in the order asked, a repeated id once at its first place. Messages that do not exist, or that the caller cannot read, are left out. Read in one store operation (one statement on either engine).
          */
         get: operations["listReactionSummaries"];
         put?: never;
