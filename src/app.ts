@@ -58,7 +58,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const { feed: changeFeed, activity } = feedWithActivity(
     store.changes,
     (names, perRoom) => store.messages.recent(names, perRoom),
-    (err) => log.error({ err }, 'change feed read failed'),
+    (err) => log.error({ err }, 'change feed failed (a read of the log, or a follower)'),
     [access],
   );
   const rooms = new RoomService({

@@ -4,7 +4,9 @@
  * before any stream sees the batch, so a stream judges each change with
  * every membership and visibility change up to it already applied (a member
  * removed at seq n receives nothing of the room after n, on every instance).
- * It holds the private rooms' names and every membership.
+ * It holds the private rooms' names and every membership. Reset (a batch it
+ * failed to apply), it holds nothing and calls every room private until it is
+ * loaded again: a stream is sent less meanwhile, never what it may not read.
  */
 import type { Change } from './change.ts';
 import type { AccessLookup } from './room-access.ts';
@@ -16,6 +18,7 @@ export class AccessView implements AccessLookup {
   readonly #private = new Set<string>();
   /** room → its members' subjects */
   readonly #members = new Map<string, Set<string>>();
+  #loaded = false;
 
   constructor(rooms: Pick<RoomStore, 'accessSnapshot'>) {
     this.#rooms = rooms;
@@ -33,10 +36,17 @@ export class AccessView implements AccessLookup {
     this.#members.clear();
     for (const name of snapshot.privateRooms) this.#private.add(name);
     for (const [room, subject] of snapshot.memberships) this.#add(room, subject);
+    this.#loaded = true;
+  }
+
+  reset(): void {
+    this.#loaded = false;
+    this.#private.clear();
+    this.#members.clear();
   }
 
   visibility(room: string): Visibility {
-    return this.#private.has(room) ? 'private' : 'public';
+    return !this.#loaded || this.#private.has(room) ? 'private' : 'public';
   }
 
   isMember(room: string, subject: string): boolean {

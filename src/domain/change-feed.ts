@@ -23,10 +23,16 @@ export interface ChangeBatch {
 
 export type ChangeListener = (batch: ChangeBatch) => void;
 
-/** Kept in step with the log: loaded at start, given every batch before any listener. */
+/**
+ * Kept in step with the log: loaded at start, given every batch before any
+ * listener. One whose `apply` throws has missed changes: the feed resets it
+ * and loads it again before the listeners get that batch.
+ */
 export interface FeedFollower {
   load(): Promise<void>;
   apply(changes: readonly Change[]): void;
+  /** Drops what it holds: until it is loaded again it answers nothing from what it had. */
+  reset(): void;
 }
 
 /** How long a stream waits at most for the feed to reach the log's latest change. */
@@ -46,6 +52,8 @@ export class ChangeFeed {
   readonly #onError: (error: unknown) => void;
   readonly #listeners = new Set<ChangeListener>();
   readonly #followers: readonly FeedFollower[];
+  /** Reset after a failed apply and not loaded since: given no batch until they are. */
+  readonly #unloaded = new Set<FeedFollower>();
   readonly #waiters = new Set<{ readonly seq: number; readonly resolve: () => void }>();
   #head = 0;
   #reading = false;
@@ -147,11 +155,15 @@ export class ChangeFeed {
       do {
         this.#again = false;
         for (;;) {
+          if (this.#unloaded.size > 0) await this.#loadAgain();
           const after = this.#head;
           const changes = await this.#log.since(after, READ_BATCH);
           if (changes.length === 0 || !this.#started) break;
           this.#head = changes[changes.length - 1]!.seq;
-          for (const follower of this.#followers) follower.apply(changes);
+          // A follower's failure is its own: the batch still goes to every listener and waiter,
+          // after the follower that missed part of it is loaded again (or, if that fails too,
+          // answers from nothing).
+          if (this.#follow(changes)) await this.#loadAgain();
           const batch: ChangeBatch = { after, changes };
           for (const listener of this.#listeners) {
             try {
@@ -169,6 +181,40 @@ export class ChangeFeed {
       setTimeout(() => this.wake(), RETRY_MS).unref();
     } finally {
       this.#reading = false;
+    }
+  }
+
+  /** Hands the batch to each loaded follower; true when one failed (reported, and reset). */
+  #follow(changes: readonly Change[]): boolean {
+    let failed = false;
+    for (const follower of this.#followers) {
+      if (this.#unloaded.has(follower)) continue;
+      try {
+        follower.apply(changes);
+      } catch (error) {
+        this.#onError(error);
+        follower.reset();
+        this.#unloaded.add(follower);
+        failed = true;
+      }
+    }
+    return failed;
+  }
+
+  /**
+   * Loads the followers that were reset. Their load reads the store as it is
+   * now, past the head, as at start; one that fails stays unloaded and is
+   * tried again before the next batch and after a short while.
+   */
+  async #loadAgain(): Promise<void> {
+    for (const follower of [...this.#unloaded]) {
+      try {
+        await follower.load();
+        this.#unloaded.delete(follower);
+      } catch (error) {
+        this.#onError(error);
+        setTimeout(() => this.wake(), RETRY_MS).unref();
+      }
     }
   }
 }

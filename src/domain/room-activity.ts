@@ -12,7 +12,9 @@
  * so what it claims stays true until it is trimmed (which raises `start`).
  * An unread count is answered from it when it can be: the count reached its
  * cap, or the marker is not older than `start`, or the window holds the
- * whole room; otherwise the caller asks the store.
+ * whole room; otherwise the caller asks the store. A batch it failed to
+ * apply resets it: every window is dropped, loads under way included, and
+ * each is loaded again when next asked.
  */
 import type { Change } from './change.ts';
 import { ChangeFeed, type FeedFollower } from './change-feed.ts';
@@ -28,6 +30,8 @@ const TRIM_AT = 2 * WINDOW_SIZE;
 const MAX_KEPT_COUNTS = 64;
 /** Rooms kept; the least recently asked for go first. */
 const MAX_WINDOWS = 2000;
+/** Loads of the same windows a request tries while resets keep dropping them. */
+const MAX_LOADS = 3;
 
 /** Where the windows are loaded from and kept in step with: the store and the change feed. */
 export interface ActivitySource {
@@ -50,6 +54,8 @@ class RoomWindow {
   pending: Change[] | undefined = [];
   /** Resolves when the window holds every change the feed handed out (rejects if its load failed). */
   ready: Promise<void> = Promise.resolve();
+  /** Dropped by a reset: it may have missed changes, and nothing answers from it. */
+  dropped = false;
   /** Counts already answered (subject and marker -> count, -1: cannot tell), while entries stay as they are. */
   readonly #counts = new Map<string, number>();
 
@@ -153,8 +159,14 @@ export class RoomActivity implements FeedFollower {
     this.#source = source;
   }
 
-  /** Nothing to load at start: windows are loaded as room lists ask for them. */
+  /** Nothing to load at start (or after a reset): windows are loaded as room lists ask for them. */
   async load(): Promise<void> {}
+
+  /** Forgets every window, loads under way included: a batch may have reached some of them only in part. */
+  reset(): void {
+    for (const window of this.#windows.values()) window.dropped = true;
+    this.#windows.clear();
+  }
 
   /** Every batch of the change feed, as it is handed out (a follower of the feed). */
   apply(changes: readonly Change[]): void {
@@ -206,12 +218,18 @@ export class RoomActivity implements FeedFollower {
     const loads = [...out.values()].filter((w) => w.pending !== undefined).map((w) => w.ready);
     if (loads.length > 0) await Promise.all(loads);
     for (const [room, window] of (await loading) ?? []) out.set(room, window);
-    // A window whose messages were all deleted cannot tell the newest: loaded again.
-    const emptied = [...out].filter(([, w]) => w.newest() === undefined).map(([room]) => room);
-    if (emptied.length > 0) {
-      for (const [room, window] of await this.#load(emptied)) out.set(room, window);
+    // A window whose messages were all deleted cannot tell the newest (loaded again once), and
+    // one a reset dropped while it was awaited may have missed changes (loaded again until one
+    // load is not reset, a few times at most).
+    for (let round = 0; ; round += 1) {
+      const again = [...out]
+        .filter(([, w]) => w.dropped || (round === 0 && w.newest() === undefined))
+        .map(([room]) => room);
+      if (again.length === 0) return out;
+      if (round === MAX_LOADS)
+        throw new Error('room windows were reset during each of their loads');
+      for (const [room, window] of await this.#load(again)) out.set(room, window);
     }
-    return out;
   }
 
   async #load(rooms: readonly string[]): Promise<Map<string, RoomWindow>> {

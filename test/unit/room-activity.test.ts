@@ -120,6 +120,51 @@ describe('RoomActivity', () => {
   });
 });
 
+describe('RoomActivity reset while a window loads', () => {
+  it('drops the window being loaded: the request loads it again and answers from that', async () => {
+    const source = new FakeSource();
+    const activity = new RoomActivity(source);
+    source.snapshot = { seq: 2, rooms: new Map([['r', [message(2), message(1)]]]) };
+    source.log = [
+      change(1, 'message.created', message(1)),
+      change(2, 'message.created', message(2)),
+      change(3, 'message.created', message(3)),
+    ];
+    source.head = 3;
+    // While the gap is read the feed hands out 4 and 5, but its apply fails after 4: reset.
+    source.duringGapRead = () => {
+      source.log.push(change(4, 'message.created', message(4)));
+      source.log.push(change(5, 'message.created', message(5)));
+      source.head = 5;
+      activity.apply([source.log[3]!]);
+      activity.reset();
+      source.snapshot = { seq: 5, rooms: new Map([['r', [5, 4, 3, 2, 1].map((n) => message(n))]]) };
+    };
+    const window = (await activity.windows(['r'])).get('r')!;
+    assert.deepEqual(window.newest(), message(5));
+    assert.deepEqual(
+      window.entries.map((e) => e.id),
+      [1, 2, 3, 4, 5].map(idOf),
+    );
+  });
+
+  it('a request whose windows are reset during every load fails rather than answer from them', async () => {
+    const source = new FakeSource();
+    const activity = new RoomActivity(source);
+    source.log = [change(1, 'message.created', message(1))];
+    source.head = 1;
+    let loads = 0;
+    source.changesSince = async (after, limit) => {
+      loads += 1;
+      activity.reset();
+      return source.log.filter((c) => c.seq > after).slice(0, limit);
+    };
+    await assert.rejects(activity.windows(['r']), /reset during each of their loads/);
+    // The first load and three more.
+    assert.equal(loads, 4);
+  });
+});
+
 describe('RoomActivity keeps a bounded number of windows', () => {
   it('past 2,000 rooms the least recently asked for is forgotten and read again', async () => {
     const source = new FakeSource();

@@ -1,0 +1,112 @@
+/**
+ * RoomActivity after a batch it failed to apply (part of it reached its
+ * windows): reset by the feed, it answers as a fresh RoomActivity over the same
+ * store would, and as the store itself does. The store is a real SQLite one.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { v7 as uuidv7 } from 'uuid';
+import type { Change } from '../../src/domain/change.ts';
+import { ChangeFeed } from '../../src/domain/change-feed.ts';
+import type { Message } from '../../src/domain/message.ts';
+import { RoomActivity, WINDOW_SIZE, type ActivitySource } from '../../src/domain/room-activity.ts';
+import type { Store } from '../../src/domain/store.ts';
+import { sqliteEngine } from '../support/engines.ts';
+import { withStore } from '../support/open-store.ts';
+
+/** Applies only the first change of the batch it is told to fail on, then throws. */
+class FailingActivity extends RoomActivity {
+  failNext = false;
+
+  override apply(changes: readonly Change[]): void {
+    if (!this.failNext) return super.apply(changes);
+    this.failNext = false;
+    super.apply(changes.slice(0, 1));
+    throw new Error('room activity: apply failed');
+  }
+}
+
+const ROOM = 'r';
+
+describe('RoomActivity after a failed apply', () => {
+  it('answers what a fresh one and the store answer, and keeps in step from there', () =>
+    withStore(sqliteEngine, {}, async (store: Store) => {
+      const errors: unknown[] = [];
+      const source: ActivitySource = {
+        recent: (rooms, perRoom) => store.messages.recent(rooms, perRoom),
+        get head() {
+          return feed.head;
+        },
+        changesSince: (after, limit) => feed.changesSince(after, limit),
+      };
+      const activity = new FailingActivity(source);
+      const feed: ChangeFeed = new ChangeFeed(store.changes, (e) => errors.push(e), [activity]);
+      await feed.start();
+      const post = (author: string): Promise<Message> =>
+        store.messages.create({
+          id: uuidv7(),
+          room: ROOM,
+          author,
+          content: 'hi',
+          createdAt: new Date().toISOString(),
+        });
+      const caughtUp = async () => {
+        const { latest } = await store.changes.bounds();
+        await feed.reached(latest);
+        assert.equal(feed.head, latest);
+      };
+      /** The window's answers and the store's for the same questions. */
+      const answers = async (window: Awaited<ReturnType<RoomActivity['windows']>>) => {
+        const w = window.get(ROOM)!;
+        return {
+          newest: w.newest(),
+          ids: w.entries.map((e) => e.id),
+          adaUnread: w.unread('ada', (await store.readMarkers.get(ROOM, 'ada')).lastRead),
+          bobUnread: w.unread('bob', null),
+        };
+      };
+      const stored = async () => {
+        const newest = (await store.messages.recent([ROOM], WINDOW_SIZE)).rooms.get(ROOM) ?? [];
+        return {
+          newest: newest[0] ?? null,
+          ids: newest.map((m) => m.id).reverse(),
+          adaUnread: (await store.readMarkers.get(ROOM, 'ada')).unread,
+          bobUnread: (await store.readMarkers.get(ROOM, 'bob')).unread,
+        };
+      };
+      try {
+        const first: Message[] = [];
+        for (const author of ['ada', 'bob', 'bob', 'cy', 'ada']) first.push(await post(author));
+        await store.readMarkers.put(ROOM, 'ada', first[1]!.id, () => true);
+        await caughtUp();
+        // The room's window is kept from here, and follows the feed's batches.
+        await activity.windows([ROOM]);
+
+        activity.failNext = true;
+        // One batch: the window gets only the first create, then the apply fails.
+        const late = await post('bob');
+        await post('cy');
+        await store.messages.delete(late.id, () => undefined);
+        await post('bob');
+        await caughtUp();
+        assert.deepEqual(
+          errors.map((e) => (e as Error).message),
+          ['room activity: apply failed'],
+        );
+
+        const fresh = new RoomActivity(source);
+        const after = await answers(await activity.windows([ROOM]));
+        assert.deepEqual(after, await answers(await fresh.windows([ROOM])));
+        assert.deepEqual(after, await stored());
+
+        // The feed goes on: the window loaded after the reset follows the next batches.
+        await post('cy');
+        await store.messages.delete(first[4]!.id, () => undefined);
+        await caughtUp();
+        assert.deepEqual(await answers(await activity.windows([ROOM])), await stored());
+        assert.equal(errors.length, 1);
+      } finally {
+        await feed.stop();
+      }
+    }));
+});
