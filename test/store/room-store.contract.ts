@@ -573,6 +573,33 @@ export function roomStoreContract(engine: Engine): void {
         assert.deepEqual(await store.members.memberRooms('nobody'), { rooms: [], seq: found.seq });
       });
 
+      test('a room changed since the last list is listed as it is now (the memo keys on the version)', async (store) => {
+        await createRoom(store, 'kept', publicRoom, 'ada');
+        await createRoom(store, 'other', publicRoom, 'ada');
+        const first = await store.members.memberRooms('ada');
+        assert.equal(first.rooms.length, 2);
+        for (const { room } of first.rooms)
+          assert.deepEqual(room, await store.rooms.get(room.name));
+        await store.rooms.put(
+          'kept',
+          'ada',
+          'ada',
+          nextTime(),
+          asIs({ visibility: 'private', topic: 'moved on' }),
+        );
+        const second = await store.members.memberRooms('ada');
+        const kept = second.rooms.find((r) => r.room.name === 'kept')!.room;
+        assert.deepEqual(kept, await store.rooms.get('kept'));
+        assert.equal(kept.topic, 'moved on');
+        assert.equal(kept.visibility, 'private');
+        assert.equal(kept.version, 2);
+        // The room that did not change is the same as before.
+        assert.deepEqual(
+          second.rooms.find((r) => r.room.name === 'other')!.room,
+          await store.rooms.get('other'),
+        );
+      });
+
       test("recent: each room's newest messages, newest first, with the latest seq", async (store) => {
         const made: Message[] = [];
         for (let i = 0; i < 7; i++) {

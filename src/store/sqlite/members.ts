@@ -2,7 +2,9 @@
 import type { Statement } from 'better-sqlite3';
 import { memberAdded, memberRemoved, memberUpdated } from '../../domain/room-changes.ts';
 import type { Membership, Role } from '../../domain/room.ts';
+import { RoomMemo } from '../../domain/room-memo.ts';
 import type {
+  MemberRoom,
   MemberRooms,
   MemberStore,
   MembershipFacts,
@@ -12,7 +14,6 @@ import type {
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteReadMarkers } from './read-markers.ts';
-import { ROOM_COLUMNS, roomOf, type RoomRow } from './rooms.ts';
 import type { SqliteRooms } from './rooms.ts';
 import type { SqliteSession } from './sqlite-store.ts';
 
@@ -22,17 +23,19 @@ function membershipOf(row: MembershipRow): Membership {
   return { room: row[0], subject: row[1], role: row[2], joinedAt: row[3] };
 }
 
-/** A subject's rooms with its role and marker, by the (subject, room) index. Parameter: @subject. */
+/**
+ * A subject's rooms (name and version: the rooms themselves come from a
+ * RoomMemo) with its role and marker, by the (subject, room) index.
+ * Parameter: @subject.
+ */
 export const MEMBER_ROOMS_SQL = `
-  SELECT ${ROOM_COLUMNS.split(', ')
-    .map((c) => `r.${c}`)
-    .join(', ')}, m.role, k.last_read
+  SELECT r.name, r.version, m.role, k.last_read
   FROM memberships m
   JOIN rooms r ON r.name = m.room
   LEFT JOIN read_markers k ON k.room = m.room AND k.subject = m.subject
   WHERE m.subject = @subject`;
 
-type MemberRoomRow = [...RoomRow, Role, string | null];
+type MemberRoomRow = [string, number, Role, string | null];
 
 export class SqliteMembers implements MemberStore {
   readonly #session: SqliteSession;
@@ -46,6 +49,7 @@ export class SqliteMembers implements MemberStore {
   readonly #list: Statement;
   readonly #listAfter: Statement;
   readonly #memberRooms: Statement;
+  readonly #known = new RoomMemo();
 
   constructor(
     session: SqliteSession,
@@ -154,11 +158,12 @@ export class SqliteMembers implements MemberStore {
       this.#session.snapshot();
       const seq = this.#changes.readBounds().latest;
       const rows = this.#memberRooms.all({ subject }) as MemberRoomRow[];
-      const rooms = rows.map((row) => ({
-        room: roomOf(row.slice(0, 7) as RoomRow),
-        role: row[7],
-        lastRead: row[8],
-      }));
+      const rooms: MemberRoom[] = [];
+      for (const [name, version, role, lastRead] of rows) {
+        // In this snapshot, so the room read here is at the version just listed.
+        const room = this.#known.get(name, version) ?? this.#known.keep(this.#rooms.read(name)!);
+        rooms.push({ room, role, lastRead });
+      }
       return { rooms, seq };
     } catch (error) {
       throw toStoreError(error);

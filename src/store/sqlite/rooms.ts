@@ -72,7 +72,7 @@ export class SqliteRooms implements RoomStore {
   async get(name: string): Promise<Room | undefined> {
     try {
       this.#session.snapshot();
-      return this.#read(name);
+      return this.read(name);
     } catch (error) {
       throw toStoreError(error);
     }
@@ -89,7 +89,7 @@ export class SqliteRooms implements RoomStore {
 
   /** The facts as the current transaction sees them (membership writes read them inside theirs). */
   readFacts(name: string, subject: string | null): RoomFacts | undefined {
-    const room = this.#read(name);
+    const room = this.read(name);
     if (room === undefined) return undefined;
     const role =
       subject === null ? null : ((this.#role.get(name, subject) as Role | undefined) ?? null);
@@ -203,7 +203,8 @@ export class SqliteRooms implements RoomStore {
     }
   }
 
-  #read(name: string): Room | undefined {
+  /** The room as stored, within a read or write already begun (no snapshot of its own). */
+  read(name: string): Room | undefined {
     const row = this.#get.get(name) as RoomRow | undefined;
     return row === undefined ? undefined : roomOf(row);
   }
