@@ -10,12 +10,7 @@ import { AppError, ErrorKinds } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { isWellFormedId } from './message.ts';
 import type { MessageStore } from './message-store.ts';
-import {
-  MAX_EMOJI_PER_MESSAGE,
-  type MessageReactions,
-  type Reaction,
-  type ReactionSummary,
-} from './reaction.ts';
+import { MAX_EMOJI_PER_MESSAGE, type Reaction, type ReactionSummary } from './reaction.ts';
 import type {
   ReactionFacts,
   ReactionStore,
@@ -132,7 +127,7 @@ export class ReactionService {
    * asked (a repeated id once, at its first place); messages that do not
    * exist or that the actor cannot read are left out.
    */
-  summaries(ids: readonly string[], actor: Actor | null): Promise<MessageReactions[]> {
+  summaries(ids: readonly string[], actor: Actor | null): Promise<string> {
     const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
     return this.#deps.reactions.summaries(unique, meOf(actor), readableBy(actor).readableBy);
   }

@@ -8,7 +8,7 @@
  * it throws). Reactions are ordered by when they were made; a message's
  * delete removes its reactions in its own transaction (message-store.ts).
  */
-import type { MessageReactions, Reaction, ReactionSummary } from './reaction.ts';
+import type { Reaction, ReactionSummary } from './reaction.ts';
 
 /** What a reaction write decides on, read inside its transaction. */
 export interface ReactionFacts {
@@ -87,10 +87,13 @@ export interface ReactionStore {
    * The summaries of several messages in one round trip, in the order of
    * `messageIds` (lowercase, no repeats); messages that do not exist, or
    * (with `readableBy`) whose room that subject may not read, are left out.
+   * Answered as the JSON text of the `MessageReactions[]`, byte for byte what
+   * JSON.stringify writes for it: an engine that can write it in its query
+   * builds no objects (a page's batch is a hot path: one per history page).
    */
   summaries(
     messageIds: readonly string[],
     subject: string | null,
     readableBy?: string,
-  ): Promise<MessageReactions[]>;
+  ): Promise<string>;
 }

@@ -7,6 +7,7 @@ import {
   Emoji,
   MAX_EMOJI_CODE_POINTS,
   MAX_REACTION_BATCH,
+  type MessageReactions,
   PutReactionBody,
   ReactionSchema,
 } from '../domain/reaction.ts';
@@ -14,6 +15,7 @@ import type { ReactionService } from '../domain/reaction-service.ts';
 import { Subject } from '../domain/room.ts';
 import { AppError, ErrorKinds } from '../errors.ts';
 import { OPTIONAL_BODY, absentBodyIsEmpty } from './json-body.ts';
+import { JSON_TYPE } from './object-lists.ts';
 import {
   MessageReactionsListSchema,
   ReactionListSchema,
@@ -208,8 +210,10 @@ export const reactionRoutes: FastifyPluginAsyncTypebox<ReactionRoutesOptions> = 
         },
       },
     },
-    async (request, reply) =>
-      reply.send(await reactions.summaries(request.query.messageId, request.actor)),
+    async (request, reply) => {
+      const text = await reactions.summaries(request.query.messageId, request.actor);
+      return reply.type(JSON_TYPE).send(text as unknown as MessageReactions[]);
+    },
   );
 };
 

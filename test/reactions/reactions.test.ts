@@ -337,6 +337,26 @@ for (const auth of [false, true]) {
           },
           { messageId: m2.id, reactions: [] },
         ]);
+        // The engines write the text themselves: byte for byte what JSON.stringify writes, and
+        // each message's part what its own summary answers (multi-code-point emoji, names).
+        await react(bob, m2.id, '👩‍👩‍👧‍👦');
+        await react(ada, m2.id, ':party-"time"\\:');
+        await react(bob, m2.id, '🇺🇦');
+        const text = (await ada.get(batchPath([m1.id, m2.id, m3.id]))).body;
+        const parsed = JSON.parse(text) as MessageReactions[];
+        assert.equal(text, JSON.stringify(parsed));
+        for (const { messageId, reactions } of parsed) {
+          const own = await ada.get(reactionsPath(messageId));
+          assert.equal(JSON.stringify(reactions), own.body, messageId);
+        }
+        assert.deepEqual(
+          parsed[1]!.reactions.map((r) => [r.emoji, r.me]),
+          [
+            ['👩‍👩‍👧‍👦', false],
+            [':party-"time"\\:', auth],
+            ['🇺🇦', false],
+          ],
+        );
         assert.deepEqual(await ada.read(batchPath([MISSING])), []);
         const hundred = Array.from({ length: 100 }, () => m2.id);
         assert.equal((await ada.read<unknown[]>(batchPath(hundred))).length, 1);

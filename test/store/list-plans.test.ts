@@ -31,6 +31,7 @@ import {
 import { MEMBER_ROOMS as postgresMemberRooms } from '../../src/store/postgres/members.ts';
 import { RECENT_MESSAGES as postgresRecent } from '../../src/store/postgres/messages.ts';
 import { MEMBER_ROOMS_SQL as sqliteMemberRooms } from '../../src/store/sqlite/members.ts';
+import { batchSql as sqliteReactionBatch } from '../../src/store/sqlite/reactions.ts';
 import { RECENT_MESSAGES_SQL as sqliteRecent } from '../../src/store/sqlite/messages.ts';
 import { postgresEngine, sqliteEngine, type TestDatabase } from '../support/engines.ts';
 import { PG_BASE_URL, postgresAvailable, skipUnless } from '../support/prerequisites.ts';
@@ -500,6 +501,33 @@ describe('list plans on SQLite', () => {
       mine.some((d) => /^SEARCH m USING (COVERING )?INDEX memberships_subject_room/.test(d)),
       mine.join(' | '),
     );
+  });
+
+  it("a page's reaction summaries: each message by key, its reactions by the (message, emoji, place) index", () => {
+    for (const readable of [false, true]) {
+      const plan = (
+        sqlite
+          .prepare(`EXPLAIN QUERY PLAN ${sqliteReactionBatch(readable)}`)
+          .all({ ids: JSON.stringify([idOf(1), idOf(2)]), me: 'ada', reader: 'ada' }) as {
+          detail: string;
+        }[]
+      ).map((p) => p.detail);
+      const text = plan.join(' | ');
+      assert.ok(!plan.some((d) => /^SCAN (m|messages|reactions)\b/.test(d)), text);
+      assert.ok(
+        plan.some((d) => /^SEARCH m USING PRIMARY KEY \(id=\?\)/.test(d)),
+        text,
+      );
+      const reactions = plan.filter((d) => /\breactions\b/.test(d) && /^SEARCH/.test(d));
+      assert.ok(reactions.length >= 2, text);
+      for (const d of reactions) {
+        assert.match(
+          d,
+          /USING COVERING INDEX reactions_message_emoji_position \(message_id=\?\)/,
+          text,
+        );
+      }
+    }
   });
 
   for (const { label, query, index } of shapes()) {

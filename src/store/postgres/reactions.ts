@@ -8,7 +8,7 @@
  * the reactors of an emoji and the batch of summaries.
  */
 import type pg from 'pg';
-import type { MessageReactions, Reaction, ReactionSummary } from '../../domain/reaction.ts';
+import type { Reaction, ReactionSummary } from '../../domain/reaction.ts';
 import { reactionAdded, reactionRemoved } from '../../domain/reaction-changes.ts';
 import {
   decidePut,
@@ -173,7 +173,7 @@ export class PostgresReactions implements ReactionStore {
     messageIds: readonly string[],
     subject: string | null,
     readableBy?: string,
-  ): Promise<MessageReactions[]> {
+  ): Promise<string> {
     const rows = await (readableBy === undefined
       ? this.#session.query<SummaryRow & { id: string }>('reaction-summaries', batchSql(false), [
           messageIds,
@@ -184,7 +184,7 @@ export class PostgresReactions implements ReactionStore {
           batchSql(true),
           [messageIds, subject, readableBy],
         ));
-    return groupSummaries(rows.map((row) => ({ ...row, messageId: row.id })));
+    return JSON.stringify(groupSummaries(rows.map((row) => ({ ...row, messageId: row.id }))));
   }
 }
 
