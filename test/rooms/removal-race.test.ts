@@ -1,0 +1,77 @@
+/**
+ * Every write of a member to a private room, raced against its removal, on
+ * every engine (removal-race.ts): a write commits before the removal or is
+ * refused as the contract says (a post 403, a write to a message by id or to
+ * its reactions 404, a read marker 403). The access rule is judged again
+ * inside the write's transaction: judged only before it, a write checked
+ * just before the removal committed just after it.
+ */
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { AUTH } from '../auth/tokens.ts';
+import { eachEngine } from '../http/http-contract.ts';
+import { reactionPath } from '../reactions/reactions-support.ts';
+import { raceRemoval, type RaceWrite } from './removal-race.ts';
+import { markerPath } from './rooms-support.ts';
+
+const ROUNDS = 80;
+
+const forbidden = { status: 403, type: 'forbidden' };
+const notFound = { status: 404, type: 'not-found' };
+
+const writes: Record<string, RaceWrite> = {
+  'a post': {
+    change: 'message.created',
+    ok: 201,
+    refused: forbidden,
+    prepare: async () => '',
+    write: ({ bob, room }, _, round) =>
+      bob.request('POST', '/api/messages', { content: `post ${round}`, room }),
+  },
+  'an edit of its own message': {
+    change: 'message.updated',
+    ok: 200,
+    refused: notFound,
+    prepare: async ({ bob, room }, round) => (await bob.post(room, `before ${round}`)).id,
+    write: ({ bob }, id, round) =>
+      bob.request('PUT', `/api/messages/${id}`, { content: `after ${round}` }),
+  },
+  'a delete of its own message': {
+    change: 'message.deleted',
+    ok: 200,
+    refused: notFound,
+    prepare: async ({ bob, room }, round) => (await bob.post(room, `doomed ${round}`)).id,
+    write: ({ bob }, id) => bob.delete(`/api/messages/${id}`),
+  },
+  'a reaction': {
+    change: 'reaction.added',
+    ok: 201,
+    refused: notFound,
+    prepare: async ({ ada, room }, round) => (await ada.post(room, `react ${round}`)).id,
+    write: ({ bob }, id) => bob.put(reactionPath(id, '👍', 'bob')),
+  },
+  'a read marker': {
+    change: 'read-marker.updated',
+    ok: 200,
+    refused: forbidden,
+    // After bob's (re)join, which set his marker to the newest message: this one is newer.
+    prepare: async ({ ada, room }, round) => (await ada.post(room, `read ${round}`)).id,
+    write: ({ bob, room }, id) => bob.put(markerPath(room, 'bob'), { lastRead: id }),
+  },
+};
+
+eachEngine(
+  'a member writes to a private room while it is removed',
+  (engine, shared) => {
+    for (const [name, race] of Object.entries(writes)) {
+      it(`${name}: commits before the removal or is refused`, async (t) => {
+        const outcome = await raceRemoval(shared(), race, ROUNDS);
+        t.diagnostic(
+          `${engine.name}: ${outcome.succeeded} went through, ${outcome.refused} refused`,
+        );
+        assert.equal(outcome.succeeded + outcome.refused, ROUNDS);
+      });
+    }
+  },
+  AUTH,
+);
