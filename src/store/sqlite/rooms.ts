@@ -56,8 +56,9 @@ export class SqliteRooms implements RoomStore {
     this.#role = db.prepare('SELECT role FROM memberships WHERE room = ? AND subject = ?').pluck();
     this.#access = db
       .prepare(
-        `SELECT visibility, (SELECT role FROM memberships WHERE room = name AND subject = ?)
-         FROM rooms WHERE name = ?`,
+        `SELECT r.visibility,
+           (SELECT m.role FROM memberships m WHERE m.room = r.name AND m.subject = ?)
+         FROM rooms r WHERE r.name = ?`,
       )
       .raw();
     this.#owners = db
