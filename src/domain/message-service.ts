@@ -17,6 +17,7 @@ import {
 } from './message.ts';
 import type { MessagePage, MessageStore, MessageText, WriteCheck } from './message-store.ts';
 import type { RevisionPage } from './revision.ts';
+import { judgedReader, mayRead, type AccessFacts } from './room-access.ts';
 import type { RoomGate } from './room-gate.ts';
 import { readableBy } from './room-service.ts';
 import {
@@ -58,7 +59,8 @@ export class MessageService {
     }
     const author = actor?.subject ?? body.author!;
     const room = body.room ?? DEFAULT_ROOM;
-    if (actor !== null && !actor.admin) await this.#deps.gate.assertNotHidden(room, actor);
+    const reader = judgedReader(actor);
+    if (reader !== null) await this.#deps.gate.assertNotHidden(room, actor);
     const message = await this.#deps.messages.create(
       {
         id: this.#deps.newId(),
@@ -69,6 +71,7 @@ export class MessageService {
         replyTo: body.replyTo?.toLowerCase() ?? null,
       },
       held?.claim,
+      reader,
     );
     held?.close();
     this.#deps.onChange();
@@ -110,7 +113,8 @@ export class MessageService {
     if (!isWellFormedId(id)) throw notFound();
     await this.#assertVisible(id, actor);
     const key = id.toLowerCase();
-    const check: WriteCheck = (current) => {
+    const check: WriteCheck = (current, access) => {
+      assertStillVisible(access, actor);
       assertMayChange(current, actor);
       new FixedFields()
         .compare('id', body.id?.toLowerCase(), current.id)
@@ -123,7 +127,7 @@ export class MessageService {
       assertPrecondition(current.version, precondition);
     };
     const edit = { content: body.content, now: this.#nowIso(), editedBy: actor?.subject ?? null };
-    const result = await this.#deps.messages.update(key, edit, check);
+    const result = await this.#deps.messages.update(key, edit, check, judgedReader(actor));
     if (result === undefined) throw notFound();
     if (result.changed) this.#deps.onChange();
     return result.message;
@@ -136,10 +140,15 @@ export class MessageService {
   ): Promise<Message> {
     if (!isWellFormedId(id)) throw notFound();
     await this.#assertVisible(id, actor);
-    const deleted = await this.#deps.messages.delete(id.toLowerCase(), (current) => {
-      assertMayChange(current, actor);
-      assertPrecondition(current.version, precondition);
-    });
+    const deleted = await this.#deps.messages.delete(
+      id.toLowerCase(),
+      (current, access) => {
+        assertStillVisible(access, actor);
+        assertMayChange(current, actor);
+        assertPrecondition(current.version, precondition);
+      },
+      judgedReader(actor),
+    );
     if (deleted === undefined) throw notFound();
     this.#deps.onChange();
     return deleted;
@@ -248,6 +257,15 @@ function sameId(a: unknown, b: unknown): boolean {
 
 function notFound(): AppError {
   return new AppError(ErrorKinds.notFound, 'No message with this id.');
+}
+
+/**
+ * The early 404 of #assertVisible, judged again on the facts read in the
+ * write's transaction: a member removed (or a room made private) since the
+ * early check must not get its write committed after that.
+ */
+function assertStillVisible(access: AccessFacts | undefined, actor: Actor | null): void {
+  if (access !== undefined && !mayRead(actor, access)) throw notFound();
 }
 
 function assertMayChange(current: Message, actor: Actor | null): void {

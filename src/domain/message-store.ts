@@ -8,10 +8,16 @@
 import type { IdempotencyClaim } from './idempotency-store.ts';
 import type { ListQuery, Message, NewMessage } from './message.ts';
 import type { RevisionPage } from './revision.ts';
+import type { AccessFacts } from './room-access.ts';
 import type { LastMessage } from './room.ts';
 
-/** Decides, inside the write's transaction, whether the write may go on; throws an AppError if not. */
-export type WriteCheck = (current: Message) => void;
+/**
+ * Decides, inside the write's transaction, whether the write may go on;
+ * throws an AppError if not. `access`: the reader's facts of the message's
+ * room, read in that transaction, when the write named a reader (see
+ * room-access.ts judgedReader); undefined otherwise.
+ */
+export type WriteCheck = (current: Message, access: AccessFacts | undefined) => void;
 
 /** An edit of a message's content. */
 export interface MessageEdit {
@@ -79,8 +85,12 @@ export interface MessageStore {
    * A reply (replyTo not null) is stored only if the message it answers is
    * stored and of the same room at that moment (assertReplyTarget, in the
    * create's transaction: a concurrent delete of it waits or comes after).
+   * With a `reader` (room-access.ts judgedReader), an existing room that
+   * reader may not read then (private, not a member) stores nothing: the 403
+   * of room-gate.ts privateRoom. Its membership removal or the room's turn
+   * to private waits for the create's commit or is seen by it.
    */
-  create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message>;
+  create(message: NewMessage, claim?: IdempotencyClaim, reader?: string | null): Promise<Message>;
 
   /** The message with this lowercase id, or undefined. */
   get(id: string): Promise<Message | undefined>;
@@ -93,15 +103,23 @@ export interface MessageStore {
    * differs, stores the new content (version + 1, updatedAt = now), keeps the
    * new version as a revision (and the version it replaces, when no revision
    * of it is kept yet: see currentRevision) and appends the change, all in
-   * one transaction. Undefined if there is no such message.
+   * one transaction. Undefined if there is no such message. With a `reader`,
+   * `check` also gets that reader's facts of the room, read in the
+   * transaction so that a membership removal or a turn to private is
+   * ordered with the write (the same in delete).
    */
-  update(id: string, edit: MessageEdit, check: WriteCheck): Promise<UpdateOutcome | undefined>;
+  update(
+    id: string,
+    edit: MessageEdit,
+    check: WriteCheck,
+    reader?: string | null,
+  ): Promise<UpdateOutcome | undefined>;
 
   /**
    * Runs `check`, then deletes the message with its revisions and appends the
    * change, in one transaction. Returns the message as it was.
    */
-  delete(id: string, check: WriteCheck): Promise<Message | undefined>;
+  delete(id: string, check: WriteCheck, reader?: string | null): Promise<Message | undefined>;
 
   /**
    * At most `limit` of the message's versions after version `after`, oldest

@@ -5,6 +5,7 @@
 import { AppError, ErrorKinds } from '../errors.ts';
 import type { Message, NewMessage } from './message.ts';
 import type { MessageEdit, UpdateOutcome, WriteCheck } from './message-store.ts';
+import type { AccessFacts } from './room-access.ts';
 
 /** A new message as stored: version 1, never updated. */
 export function createdMessage(message: NewMessage): Message {
@@ -12,7 +13,8 @@ export function createdMessage(message: NewMessage): Message {
 }
 
 /**
- * Runs `check` on the current message (it throws to refuse), then edits it:
+ * Runs `check` on the current message and the reader's access facts read
+ * with it (it throws to refuse), then edits it:
  * new content, version + 1, updatedAt = now; the same content changes
  * nothing. No message: undefined, and the check never runs.
  */
@@ -20,9 +22,10 @@ export function updateOutcome(
   current: Message | undefined,
   edit: MessageEdit,
   check: WriteCheck,
+  access: AccessFacts | undefined,
 ): UpdateOutcome | undefined {
   if (current === undefined) return undefined;
-  check(current);
+  check(current, access);
   const { content } = edit;
   if (current.content === content) return { message: current, changed: false };
   return {

@@ -12,6 +12,7 @@ import type {
   ReactionWriteOutcome,
   ReactorPage,
 } from './reaction-store.ts';
+import type { AccessFacts } from './room-access.ts';
 
 /** What an engine reads for a write, inside its transaction; undefined: no such message. */
 export interface FactsRead {
@@ -20,6 +21,8 @@ export interface FactsRead {
   readonly currentAt: string | undefined;
   readonly emojiCount: number;
   readonly emojiPresent: boolean;
+  /** The reader's facts of the room, when the write named one. */
+  readonly access?: AccessFacts;
 }
 
 export function reactionFacts(key: ReactionKey, read: FactsRead | undefined): ReactionFacts {
@@ -32,6 +35,7 @@ export function reactionFacts(key: ReactionKey, read: FactsRead | undefined): Re
     current: currentAt === undefined ? undefined : reactionAt(key, room, currentAt),
     emojiCount: read.emojiCount,
     emojiPresent: read.emojiPresent,
+    ...(read.access === undefined ? {} : { access: read.access }),
   };
 }
 

@@ -17,7 +17,7 @@ import type {
   ReactionWriteOutcome,
   ReactorPage,
 } from './reaction-store.ts';
-import { isSelf, isSelfOrAdmin } from './room-access.ts';
+import { isSelf, isSelfOrAdmin, judgedReader, mayRead } from './room-access.ts';
 import type { RoomGate } from './room-gate.ts';
 import { readableBy } from './room-service.ts';
 
@@ -51,7 +51,7 @@ export class ReactionService {
       { messageId: key, emoji, subject },
       now,
       (facts) => {
-        assertMessage(facts);
+        assertMessage(facts, actor);
         if (!isSelf(actor, subject)) {
           throw new AppError(ErrorKinds.forbidden, 'A reaction is made by its own subject only.');
         }
@@ -63,6 +63,7 @@ export class ReactionService {
           );
         }
       },
+      judgedReader(actor),
     );
     if (outcome.created) this.#deps.onChange();
     return outcome;
@@ -74,7 +75,7 @@ export class ReactionService {
     const removed = await this.#deps.reactions.remove(
       { messageId: key, emoji, subject },
       (facts) => {
-        assertMessage(facts);
+        assertMessage(facts, actor);
         if (facts.current === undefined) {
           throw new AppError(ErrorKinds.notFound, `${subject} has no ${emoji} on this message.`);
         }
@@ -85,6 +86,7 @@ export class ReactionService {
           );
         }
       },
+      judgedReader(actor),
     );
     this.#deps.onChange();
     return removed;
@@ -151,8 +153,10 @@ function meOf(actor: Actor | null): string | null {
   return actor?.subject ?? null;
 }
 
-function assertMessage(facts: ReactionFacts): void {
+/** A message that is gone, or whose room the actor may no longer read when the write commits: 404, as #visibleId says early. */
+function assertMessage(facts: ReactionFacts, actor: Actor | null): void {
   if (facts.room === undefined) throw noSuchMessage();
+  if (facts.access !== undefined && !mayRead(actor, facts.access)) throw noSuchMessage();
 }
 
 function noSuchMessage(): AppError {

@@ -9,6 +9,7 @@
  * delete removes its reactions in its own transaction (message-store.ts).
  */
 import type { Reaction, ReactionSummary } from './reaction.ts';
+import type { AccessFacts } from './room-access.ts';
 
 /** What a reaction write decides on, read inside its transaction. */
 export interface ReactionFacts {
@@ -20,6 +21,12 @@ export interface ReactionFacts {
   readonly emojiCount: number;
   /** Whether some subject already reacted to the message with this emoji. */
   readonly emojiPresent: boolean;
+  /**
+   * The reader's facts of the message's room (when the write named a reader:
+   * room-access.ts judgedReader), read so that a membership removal or a
+   * turn to private is ordered with the write; otherwise undefined.
+   */
+  readonly access?: AccessFacts;
 }
 
 /** Which reaction a write is about: the subject's emoji on the message. */
@@ -61,10 +68,15 @@ export interface ReactionStore {
    * = now, after every current reaction of the message in order) and
    * `reaction.added` appended; otherwise nothing changes.
    */
-  put(key: ReactionKey, now: string, decide: DecideReaction): Promise<ReactionWriteOutcome>;
+  put(
+    key: ReactionKey,
+    now: string,
+    decide: DecideReaction,
+    reader?: string | null,
+  ): Promise<ReactionWriteOutcome>;
 
   /** In one transaction: `decide` (which throws to refuse), then the delete and `reaction.removed`. Returns it as it was. */
-  remove(key: ReactionKey, decide: DecideReaction): Promise<Reaction>;
+  remove(key: ReactionKey, decide: DecideReaction, reader?: string | null): Promise<Reaction>;
 
   /**
    * The message's emoji, counted, ordered by each one's earliest current

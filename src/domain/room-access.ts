@@ -17,6 +17,15 @@ export interface AccessFacts {
   readonly role: Role | null;
 }
 
+/**
+ * Whose right to read a room a write judges again inside its own transaction:
+ * a signed-in non-admin's subject. Null (auth off, an admin) asks the store
+ * for nothing more, as mayRead would let it through whatever the facts.
+ */
+export function judgedReader(actor: Actor | null): string | null {
+  return actor === null || actor.admin ? null : actor.subject;
+}
+
 /** Reads the room (its messages, revisions, reactions, members, events) and posts to it. */
 export function mayRead(actor: Actor | null, facts: AccessFacts): boolean {
   return actor === null || actor.admin || facts.visibility === 'public' || facts.role !== null;

@@ -45,8 +45,13 @@ export class RoomGate {
 
 export function assertReadable(actor: Actor | null, facts: RoomFacts): void {
   if (!mayRead(actor, { visibility: facts.room.visibility, role: facts.role })) {
-    throw new AppError(ErrorKinds.forbidden, `The room ${facts.room.name} is private.`);
+    throw privateRoom(facts.room.name);
   }
+}
+
+/** The 403 of a room the actor may not read; `cause`: an engine's own error, when it was the engine's. */
+export function privateRoom(name: string, cause?: unknown): AppError {
+  return new AppError(ErrorKinds.forbidden, `The room ${name} is private.`, { cause });
 }
 
 export function noSuchRoom(name: string): AppError {

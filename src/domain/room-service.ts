@@ -6,9 +6,9 @@
  */
 import { AppError, ErrorKinds } from '../errors.ts';
 import type { Actor } from './actor.ts';
-import { isSelf, isSelfOrAdmin, mayManage, mayRead } from './room-access.ts';
+import { isSelf, isSelfOrAdmin, judgedReader, mayManage, mayRead } from './room-access.ts';
 import type { RoomActivity } from './room-activity.ts';
-import { RoomGate, assertReadable, noSuchRoom } from './room-gate.ts';
+import { RoomGate, assertReadable, noSuchRoom, privateRoom } from './room-gate.ts';
 import { userRooms } from './user-rooms.ts';
 import type {
   Membership,
@@ -22,6 +22,7 @@ import type {
   Visibility,
 } from './room.ts';
 import type {
+  MarkerFacts,
   MarkerWriteOutcome,
   MemberStore,
   MembershipFacts,
@@ -234,7 +235,9 @@ export class RoomService {
       .compare('subject', body.subject, subject)
       .check();
     const lastRead = body.lastRead.toLowerCase();
-    const outcome = await this.#deps.readMarkers.put(name, subject, lastRead, (facts) => {
+    const decide = (facts: MarkerFacts): boolean => {
+      // The early 403 again, on facts read at commit: a member removed since sets no marker.
+      if (facts.access !== undefined && !mayRead(actor, facts.access)) throw privateRoom(name);
       if (!facts.messageInRoom) {
         throw new AppError(ErrorKinds.validation, 'lastRead is not a message of this room.', {
           errors: [{ pointer: '#/lastRead', detail: 'lastRead must be a message of this room' }],
@@ -245,7 +248,14 @@ export class RoomService {
       const previous = facts.current.lastRead;
       if (ifMatch !== undefined) return previous !== lastRead;
       return previous === null || lastRead > previous;
-    });
+    };
+    const outcome = await this.#deps.readMarkers.put(
+      name,
+      subject,
+      lastRead,
+      decide,
+      judgedReader(actor),
+    );
     if (outcome.changed) this.#deps.onChange();
     return outcome;
   }

@@ -8,6 +8,7 @@
  * the caller's `decide`, and stores what it answers (or rolls back when it
  * throws).
  */
+import type { AccessFacts } from './room-access.ts';
 import type { Membership, ReadMarker, Role, Room, Visibility } from './room.ts';
 
 /** One room as the access rule sees it, for one subject. */
@@ -168,6 +169,8 @@ export interface MarkerFacts {
   readonly current: ReadMarker;
   /** Whether the asked-for message exists now and belongs to the room. */
   readonly messageInRoom: boolean;
+  /** The reader's facts of the room, when the write named a reader (as for reactions); otherwise undefined. */
+  readonly access?: AccessFacts;
 }
 
 export interface MarkerWriteOutcome {
@@ -189,5 +192,6 @@ export interface ReadMarkerStore {
     subject: string,
     lastRead: string,
     decide: (facts: MarkerFacts) => boolean,
+    reader?: string | null,
   ): Promise<MarkerWriteOutcome>;
 }

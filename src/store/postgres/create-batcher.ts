@@ -7,7 +7,7 @@
  * answered only after its batch committed.
  *
  * When the batch fails because of one of its rows (a claim that is no longer
- * held, a reply to no message of its room, a duplicate id, a value the database refuses), it is retried row by
+ * held, a reply to no message of its room, a room private to its reader, a duplicate id, a value the database refuses), it is retried row by
  * row, so a failing row fails only its own request. A failure of the
  * database itself (connection lost, timeout, disk full) fails the batch:
  * each of its requests gets the error it would have got alone.
@@ -17,7 +17,7 @@
  * per-turn schedulers: docs/schedulers.md.
  */
 
-import { CLAIM_LOST, REPLY_TARGET } from './errors.ts';
+import { CLAIM_LOST, PRIVATE_ROOM, REPLY_TARGET } from './errors.ts';
 
 /** One create's parameters of create_messages(), in its column order. */
 export type CreateRow = readonly unknown[];
@@ -40,13 +40,20 @@ interface Pending {
 /** Enough to share one flush among all the connections of a busy instance. */
 const MAX_BATCH = 100;
 
-/** SQLSTATE classes a single row causes: data exceptions, integrity violations, a lost claim, a reply to no message of its room. */
+/**
+ * SQLSTATE classes a single row causes: data exceptions, integrity
+ * violations, a lost claim, a reply to no message of its room, a room private
+ * to the row's reader.
+ */
 function isRowError(error: unknown): boolean {
   for (let e = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
     const code = (e as { code?: unknown }).code;
     if (
       typeof code === 'string' &&
-      (/^(22|23)...$/.test(code) || code === CLAIM_LOST || code === REPLY_TARGET)
+      (/^(22|23)...$/.test(code) ||
+        code === CLAIM_LOST ||
+        code === REPLY_TARGET ||
+        code === PRIVATE_ROOM)
     )
       return true;
   }

@@ -47,6 +47,20 @@ export const CLAIM_LOST = 'MS001';
 /** Raised by create_messages() when a reply's message is not a stored message of its room. */
 export const REPLY_TARGET = 'MS002';
 
+/**
+ * Raised by create_messages() when a row's reader may not read its room at
+ * commit; the store names the room (room-gate.ts privateRoom).
+ */
+export const PRIVATE_ROOM = 'MS003';
+
+/** Whether the error, or one it was caused by, has this SQLSTATE. */
+export function hasCode(error: unknown, code: string): boolean {
+  for (let e = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if ((e as { code?: unknown }).code === code) return true;
+  }
+  return false;
+}
+
 export function toStoreError(error: unknown): unknown {
   if (isAppError(error) || !(error instanceof Error)) return error;
   const code = (error as { code?: unknown }).code;

@@ -30,8 +30,11 @@ import {
 import { searchText } from '../../domain/search-text.ts';
 import { memberAdded, roomCreated } from '../../domain/room-changes.ts';
 import type { LastMessage, Membership, Room } from '../../domain/room.ts';
+import type { AccessFacts } from '../../domain/room-access.ts';
+import { privateRoom } from '../../domain/room-gate.ts';
 import { appendChange, messageChange } from './changes.ts';
 import { CreateBatcher, type CreateRow } from './create-batcher.ts';
+import { hasCode, PRIVATE_ROOM } from './errors.ts';
 import {
   aroundBatchSql,
   aroundParameters,
@@ -45,7 +48,7 @@ import {
   MESSAGE_COLUMNS,
   searchStatement,
 } from './list-sql.ts';
-import { iso, MIN_ID } from './room-sql.ts';
+import { iso, MIN_ID, shareAccess } from './room-sql.ts';
 import type { PostgresSession } from './postgres-store.ts';
 import { PageBatcher, type PageRow } from './page-batcher.ts';
 import { removeReactionsOf } from './reactions.ts';
@@ -92,8 +95,8 @@ export class PostgresMessages implements MessageStore {
         name,
         `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
            $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-           $13::uuid[])`,
-        Array.from({ length: 13 }, (_, column) => rows.map((row) => row[column])),
+           $13::uuid[], $14::text[])`,
+        Array.from({ length: 14 }, (_, column) => rows.map((row) => row[column])),
       );
     this.#creates = new CreateBatcher({
       batching,
@@ -151,7 +154,11 @@ export class PostgresMessages implements MessageStore {
     );
   }
 
-  async create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
+  async create(
+    message: NewMessage,
+    claim?: IdempotencyClaim,
+    reader: string | null = null,
+  ): Promise<Message> {
     const stored = createdMessage(message);
     // The room's and owner's JSON, used only when the message creates its room (see
     // create_messages in migrations.ts); none for a room known to exist (rooms are never
@@ -159,23 +166,29 @@ export class PostgresMessages implements MessageStore {
     const known = this.#knownRooms.has(stored.room);
     const implicit = known ? undefined : implicitRoom(stored);
     // The deadline counts the wait for the batch ahead too (a hung batch holds the next one).
-    await this.#session.withDeadline(() =>
-      this.#creates.submit([
-        stored.id,
-        stored.room,
-        stored.author,
-        stored.content,
-        stored.createdAt,
-        messageJson(stored),
-        implicit === undefined ? null : roomCreated(implicit.room).data,
-        implicit === undefined ? null : memberAdded(implicit.owner).data,
-        claim?.scope ?? null,
-        claim?.key ?? null,
-        claim?.token ?? null,
-        searchText(stored.content),
-        stored.replyTo,
-      ]),
-    );
+    try {
+      await this.#session.withDeadline(() =>
+        this.#creates.submit([
+          stored.id,
+          stored.room,
+          stored.author,
+          stored.content,
+          stored.createdAt,
+          messageJson(stored),
+          implicit === undefined ? null : roomCreated(implicit.room).data,
+          implicit === undefined ? null : memberAdded(implicit.owner).data,
+          claim?.scope ?? null,
+          claim?.key ?? null,
+          claim?.token ?? null,
+          searchText(stored.content),
+          stored.replyTo,
+          reader,
+        ]),
+      );
+    } catch (error) {
+      // The database says which row failed, not which room: this create's own.
+      throw hasCode(error, PRIVATE_ROOM) ? privateRoom(stored.room, error) : error;
+    }
     if (!known) {
       if (this.#knownRooms.size >= MAX_KNOWN_ROOMS) this.#knownRooms.clear();
       this.#knownRooms.add(stored.room);
@@ -192,10 +205,10 @@ export class PostgresMessages implements MessageStore {
     return row === undefined ? undefined : { json: row.json, version: row.version, room: row.room };
   }
 
-  update(id: string, edit: MessageEdit, check: WriteCheck) {
+  update(id: string, edit: MessageEdit, check: WriteCheck, reader: string | null = null) {
     return this.#session.transaction(async (client) => {
       const current = await lockMessage(client, id);
-      const outcome = updateOutcome(current, edit, check);
+      const outcome = updateOutcome(current, edit, check, await accessOf(client, current, reader));
       if (current !== undefined && outcome?.changed) {
         await storeEdit(client, outcome.message);
         const { replaced, added } = editRevisions(current, outcome.message, edit.editedBy);
@@ -232,11 +245,15 @@ export class PostgresMessages implements MessageStore {
     return row === undefined ? undefined : revisionPage(row.current, row.kept ?? [], after, limit);
   }
 
-  delete(id: string, check: WriteCheck): Promise<Message | undefined> {
+  delete(
+    id: string,
+    check: WriteCheck,
+    reader: string | null = null,
+  ): Promise<Message | undefined> {
     return this.#session.transaction(async (client) => {
       const current = await lockMessage(client, id);
       if (current === undefined) return undefined;
-      check(current);
+      check(current, await accessOf(client, current, reader));
       await client.query({
         name: 'delete-message',
         text: 'DELETE FROM messages WHERE id = $1',
@@ -380,6 +397,17 @@ async function lockMessage(client: pg.PoolClient, id: string): Promise<Message |
     values: [id],
   });
   return rows[0];
+}
+
+/** The reader's facts of the message's room, under its share lock (none without a reader or a message). */
+async function accessOf(
+  client: pg.PoolClient,
+  current: Message | undefined,
+  reader: string | null,
+): Promise<AccessFacts | undefined> {
+  return current === undefined || reader === null
+    ? undefined
+    : shareAccess(client, current.room, reader);
 }
 
 /** The room a message creates when its room is not a room yet, and its author's owner membership. */

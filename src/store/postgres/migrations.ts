@@ -11,6 +11,7 @@
  */
 import type pg from 'pg';
 import type { Migration, MigrationTarget } from '../../domain/migration-runner.ts';
+import { accessAtCommit } from './migration-access.ts';
 import { fillSearchText } from './search.ts';
 
 /** A migration that may also run code of the store's: before its SQL, in its transaction. */
@@ -645,4 +646,5 @@ export const postgresMigrations: readonly PostgresMigration[] = [
         INCLUDE (subject, created_at);
     `,
   },
+  accessAtCommit,
 ];

@@ -28,7 +28,7 @@ import type {
 } from '../../domain/reaction-store.ts';
 import { appendChange } from './changes.ts';
 import type { PostgresSession } from './postgres-store.ts';
-import { iso } from './room-sql.ts';
+import { iso, shareAccess } from './room-sql.ts';
 import { readableSql } from './list-sql.ts';
 
 /** A message's emoji, counted, for `me` = $me; one row per emoji, by its earliest reaction. */
@@ -104,9 +104,14 @@ export class PostgresReactions implements ReactionStore {
     this.#session = session;
   }
 
-  put(key: ReactionKey, now: string, decide: DecideReaction): Promise<ReactionWriteOutcome> {
+  put(
+    key: ReactionKey,
+    now: string,
+    decide: DecideReaction,
+    reader: string | null = null,
+  ): Promise<ReactionWriteOutcome> {
     return this.#session.transaction(async (client) => {
-      const outcome = decidePut(key, now, await lockFacts(client, key), decide);
+      const outcome = decidePut(key, now, await lockFacts(client, key, reader), decide);
       if (!outcome.created) return outcome;
       await client.query({
         name: 'insert-reaction',
@@ -120,9 +125,13 @@ export class PostgresReactions implements ReactionStore {
     });
   }
 
-  remove(key: ReactionKey, decide: DecideReaction): Promise<Reaction> {
+  remove(
+    key: ReactionKey,
+    decide: DecideReaction,
+    reader: string | null = null,
+  ): Promise<Reaction> {
     return this.#session.transaction(async (client) => {
-      const removed = decideRemove(await lockFacts(client, key), decide);
+      const removed = decideRemove(await lockFacts(client, key, reader), decide);
       await client.query({
         name: 'delete-reaction',
         text: 'DELETE FROM reactions WHERE message_id = $1 AND emoji = $2 AND subject = $3',
@@ -197,7 +206,12 @@ export async function removeReactionsOf(client: pg.PoolClient, messageId: string
   });
 }
 
-async function lockFacts(client: pg.PoolClient, key: ReactionKey): Promise<ReactionFacts> {
+/** The facts under the message's lock; with a reader, its access facts under the room's share lock too. */
+async function lockFacts(
+  client: pg.PoolClient,
+  key: ReactionKey,
+  reader: string | null,
+): Promise<ReactionFacts> {
   await client.query({
     name: 'lock-message-for-reaction',
     // NO KEY UPDATE: reaction writes of one message take turns, and a delete (FOR UPDATE) waits
@@ -218,6 +232,7 @@ async function lockFacts(client: pg.PoolClient, key: ReactionKey): Promise<React
       currentAt: row.current_at ?? undefined,
       emojiCount: row.emoji_count,
       emojiPresent: row.emoji_present,
+      access: reader === null ? undefined : await shareAccess(client, row.room, reader),
     },
   );
 }

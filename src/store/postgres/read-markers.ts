@@ -5,7 +5,7 @@ import type { ReadMarker } from '../../domain/room.ts';
 import type { MarkerFacts, MarkerWriteOutcome, ReadMarkerStore } from '../../domain/room-store.ts';
 import { appendChange } from './changes.ts';
 import type { PostgresSession } from './postgres-store.ts';
-import { unreadSql } from './room-sql.ts';
+import { readAccess, unreadSql } from './room-sql.ts';
 
 /** The marker (version 0 and lastRead null when there is no row) with its unread count. */
 const GET_MARKER_COLUMNS = `SELECT rm.last_read::text AS "lastRead",
@@ -36,6 +36,7 @@ export class PostgresReadMarkers implements ReadMarkerStore {
     subject: string,
     lastRead: string,
     decide: (facts: MarkerFacts) => boolean,
+    reader: string | null = null,
   ): Promise<MarkerWriteOutcome> {
     return this.#session.transaction(async (client) => {
       // The room's row lock orders this write with the others of the room (membership
@@ -54,7 +55,12 @@ export class PostgresReadMarkers implements ReadMarkerStore {
       });
       const { in_room: messageInRoom, ...stored } = rows[0]!;
       const current: ReadMarker = { room, subject, ...stored };
-      if (!decide({ current, messageInRoom }) || lastRead === current.lastRead) {
+      // Under the room's lock already (FOR UPDATE, above), as every membership write takes it.
+      const facts: MarkerFacts =
+        reader === null
+          ? { current, messageInRoom }
+          : { current, messageInRoom, access: await readAccess(client, room, reader) };
+      if (!decide(facts) || lastRead === current.lastRead) {
         return { marker: current, changed: false };
       }
       const marker = { room, subject, lastRead, version: current.version + 1 };

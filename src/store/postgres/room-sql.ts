@@ -3,6 +3,7 @@
  * as domain objects, the room's facts under its row lock, and the unread count.
  */
 import type pg from 'pg';
+import type { AccessFacts } from '../../domain/room-access.ts';
 import { MAX_UNREAD, type Membership, type Room } from '../../domain/room.ts';
 import type { RoomFacts } from '../../domain/room-store.ts';
 
@@ -95,4 +96,45 @@ export async function readMembership(
     values: [room, subject],
   });
   return rows[0];
+}
+
+/**
+ * `subject`'s access facts of the room, read in a statement of its own so
+ * that its snapshot (READ COMMITTED: one per statement) holds every write
+ * committed before the room's lock was granted: read in the locking
+ * statement, the membership would be as of before the wait. Undefined: no
+ * such room.
+ */
+export async function readAccess(
+  client: pg.PoolClient,
+  room: string,
+  subject: string,
+): Promise<AccessFacts | undefined> {
+  const { rows } = await client.query<AccessFacts>({
+    name: 'room-access-facts',
+    text: `SELECT r.visibility,
+        (SELECT ms.role FROM memberships ms WHERE ms.room = r.name AND ms.subject = $2) AS role
+      FROM rooms r WHERE r.name = $1`,
+    values: [room, subject],
+  });
+  return rows[0];
+}
+
+/**
+ * readAccess under the room's row lock FOR SHARE, held until the write
+ * commits: a membership removal or a visibility change (lockFacts, FOR
+ * UPDATE) of the room either committed before (and is seen) or waits for
+ * this write. Shared, so writes to one room still run side by side.
+ */
+export async function shareAccess(
+  client: pg.PoolClient,
+  room: string,
+  subject: string,
+): Promise<AccessFacts | undefined> {
+  await client.query({
+    name: 'share-room',
+    text: 'SELECT 1 FROM rooms WHERE name = $1 FOR SHARE',
+    values: [room],
+  });
+  return readAccess(client, room, subject);
 }

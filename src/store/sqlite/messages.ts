@@ -16,6 +16,8 @@ import type {
   WriteCheck,
 } from '../../domain/message-store.ts';
 import type { LastMessage } from '../../domain/room.ts';
+import { mayRead } from '../../domain/room-access.ts';
+import { privateRoom } from '../../domain/room-gate.ts';
 import { assertReplyTarget, createdMessage, updateOutcome } from '../../domain/message-writes.ts';
 import {
   editRevisions,
@@ -115,9 +117,14 @@ export class SqliteMessages implements MessageStore {
     this.#index = new SqliteSearchIndex(session);
   }
 
-  create(message: NewMessage, claim?: IdempotencyClaim): Promise<Message> {
+  create(
+    message: NewMessage,
+    claim?: IdempotencyClaim,
+    reader: string | null = null,
+  ): Promise<Message> {
     const stored = createdMessage(message);
     return this.#session.write(() => {
+      if (reader !== null) this.#assertMayPost(stored.room, reader);
       const json = messageJson(stored);
       if (stored.replyTo !== null) {
         assertReplyTarget(stored, this.#roomOf.get(stored.replyTo) as string | undefined);
@@ -166,10 +173,10 @@ export class SqliteMessages implements MessageStore {
     }
   }
 
-  update(id: string, edit: MessageEdit, check: WriteCheck) {
+  update(id: string, edit: MessageEdit, check: WriteCheck, reader: string | null = null) {
     return this.#session.write(() => {
       const current = this.#read(id);
-      const outcome = updateOutcome(current, edit, check);
+      const outcome = updateOutcome(current, edit, check, this.#access(current, reader));
       if (current !== undefined && outcome?.changed) {
         this.#storeEdit(outcome.message);
         const { replaced, added } = editRevisions(current, outcome.message, edit.editedBy);
@@ -198,11 +205,15 @@ export class SqliteMessages implements MessageStore {
     }
   }
 
-  delete(id: string, check: WriteCheck): Promise<Message | undefined> {
+  delete(
+    id: string,
+    check: WriteCheck,
+    reader: string | null = null,
+  ): Promise<Message | undefined> {
     return this.#session.write(() => {
       const current = this.#read(id);
       if (current === undefined) return undefined;
-      check(current);
+      check(current, this.#access(current, reader));
       const rowid = this.#delete.get(id) as number | null;
       if (rowid !== null) this.#index.removed(rowid);
       this.#deleteRevisions.run(id);
@@ -306,6 +317,21 @@ export class SqliteMessages implements MessageStore {
     // A row without a search_rowid (written around the store) has no entry to change.
     if (rowid !== null) this.#index.changed(rowid, text);
     this.#changes.append('message.updated', edited.room, json);
+  }
+
+  /** The reader's facts of the message's room in this write (none without a reader or a message). */
+  #access(current: Message | undefined, reader: string | null) {
+    return current === undefined || reader === null
+      ? undefined
+      : this.#rooms.readAccess(current.room, reader);
+  }
+
+  /** A room that is not one yet is created public by this post, so only an existing one can refuse. */
+  #assertMayPost(room: string, reader: string): void {
+    const access = this.#rooms.readAccess(room, reader);
+    if (access !== undefined && !mayRead({ subject: reader, admin: false }, access)) {
+      throw privateRoom(room);
+    }
   }
 
   #read(id: string): Message | undefined {

@@ -22,6 +22,7 @@ import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
 import type { SqliteSession } from './sqlite-store.ts';
 import { readableSql } from './list-sql.ts';
+import type { SqliteRooms } from './rooms.ts';
 
 type SummaryRow = [string, number, number];
 
@@ -56,6 +57,7 @@ export function batchSql(readable: boolean): string {
 export class SqliteReactions implements ReactionStore {
   readonly #session: SqliteSession;
   readonly #changes: SqliteChangeLog;
+  readonly #rooms: SqliteRooms;
   readonly #room: Statement;
   readonly #get: Statement;
   readonly #emoji: Statement;
@@ -68,9 +70,10 @@ export class SqliteReactions implements ReactionStore {
   readonly #batch: Statement;
   readonly #batchReadable: Statement;
 
-  constructor(session: SqliteSession, changes: SqliteChangeLog) {
+  constructor(session: SqliteSession, changes: SqliteChangeLog, rooms: SqliteRooms) {
     this.#session = session;
     this.#changes = changes;
+    this.#rooms = rooms;
     const db = session.db;
     this.#room = db.prepare('SELECT room FROM messages WHERE id = ?').pluck();
     this.#get = db
@@ -108,9 +111,14 @@ export class SqliteReactions implements ReactionStore {
     this.#batchReadable = db.prepare(batchSql(true)).pluck();
   }
 
-  put(key: ReactionKey, now: string, decide: DecideReaction): Promise<ReactionWriteOutcome> {
+  put(
+    key: ReactionKey,
+    now: string,
+    decide: DecideReaction,
+    reader: string | null = null,
+  ): Promise<ReactionWriteOutcome> {
     return this.#session.write(() => {
-      const outcome = decidePut(key, now, this.#facts(key), decide);
+      const outcome = decidePut(key, now, this.#facts(key, reader), decide);
       if (!outcome.created) return outcome;
       this.#insert.run({ ...key, id: key.messageId, room: outcome.reaction.room, createdAt: now });
       this.#changes.add(reactionAdded(outcome.reaction));
@@ -118,9 +126,13 @@ export class SqliteReactions implements ReactionStore {
     });
   }
 
-  remove(key: ReactionKey, decide: DecideReaction): Promise<Reaction> {
+  remove(
+    key: ReactionKey,
+    decide: DecideReaction,
+    reader: string | null = null,
+  ): Promise<Reaction> {
     return this.#session.write(() => {
-      const removed = decideRemove(this.#facts(key), decide);
+      const removed = decideRemove(this.#facts(key, reader), decide);
       this.#delete.run(key.messageId, key.emoji, key.subject);
       this.#changes.add(reactionRemoved(removed));
       return removed;
@@ -192,9 +204,10 @@ export class SqliteReactions implements ReactionStore {
     this.#deleteAll.run(messageId);
   }
 
-  #facts(key: ReactionKey): ReactionFacts {
+  #facts(key: ReactionKey, reader: string | null): ReactionFacts {
     const room = this.#room.get(key.messageId) as string | undefined;
     if (room === undefined) return reactionFacts(key, undefined);
+    const access = reader === null ? undefined : this.#rooms.readAccess(room, reader);
     const createdAt = this.#get.get(key.messageId, key.emoji, key.subject) as string | undefined;
     const [count, present] = this.#emoji.get({ id: key.messageId, emoji: key.emoji }) as [
       number,
@@ -205,6 +218,7 @@ export class SqliteReactions implements ReactionStore {
       currentAt: createdAt,
       emojiCount: count,
       emojiPresent: present === 1,
+      access,
     });
   }
 }

@@ -5,6 +5,7 @@ import { MAX_UNREAD, type ReadMarker } from '../../domain/room.ts';
 import type { MarkerFacts, MarkerWriteOutcome, ReadMarkerStore } from '../../domain/room-store.ts';
 import type { SqliteChangeLog } from './changes.ts';
 import { toStoreError } from './errors.ts';
+import type { SqliteRooms } from './rooms.ts';
 import type { SqliteSession } from './sqlite-store.ts';
 
 /**
@@ -21,15 +22,17 @@ export function unreadSql(room: string, lastRead: string, subject: string): stri
 export class SqliteReadMarkers implements ReadMarkerStore {
   readonly #session: SqliteSession;
   readonly #changes: SqliteChangeLog;
+  readonly #rooms: SqliteRooms;
   readonly #get: Statement;
   readonly #unread: Statement;
   readonly #inRoom: Statement;
   readonly #upsert: Statement;
   readonly #startAtNewest: Statement;
 
-  constructor(session: SqliteSession, changes: SqliteChangeLog) {
+  constructor(session: SqliteSession, changes: SqliteChangeLog, rooms: SqliteRooms) {
     this.#session = session;
     this.#changes = changes;
+    this.#rooms = rooms;
     const db = session.db;
     this.#get = db
       .prepare('SELECT last_read, version FROM read_markers WHERE room = ? AND subject = ?')
@@ -64,11 +67,16 @@ export class SqliteReadMarkers implements ReadMarkerStore {
     subject: string,
     lastRead: string,
     decide: (facts: MarkerFacts) => boolean,
+    reader: string | null = null,
   ): Promise<MarkerWriteOutcome> {
     return this.#session.write(() => {
       const current = this.#read(room, subject);
       const messageInRoom = this.#inRoom.get(lastRead, room) !== undefined;
-      if (!decide({ current, messageInRoom }) || lastRead === current.lastRead) {
+      const facts: MarkerFacts =
+        reader === null
+          ? { current, messageInRoom }
+          : { current, messageInRoom, access: this.#rooms.readAccess(room, reader) };
+      if (!decide(facts) || lastRead === current.lastRead) {
         return { marker: current, changed: false };
       }
       const version = this.#upsert.get(room, subject, lastRead) as number;

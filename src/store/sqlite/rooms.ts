@@ -1,6 +1,7 @@
 /** Rooms on SQLite: one row per room, every write through the group commit with its changes. */
 import type { Statement } from 'better-sqlite3';
 import { memberAdded, roomCreated, roomUpdated } from '../../domain/room-changes.ts';
+import type { AccessFacts } from '../../domain/room-access.ts';
 import type { Role, Room, Visibility } from '../../domain/room.ts';
 import type {
   AccessSnapshot,
@@ -36,6 +37,7 @@ export class SqliteRooms implements RoomStore {
   readonly #changes: SqliteChangeLog;
   readonly #get: Statement;
   readonly #role: Statement;
+  readonly #access: Statement;
   readonly #owners: Statement;
   readonly #exists: Statement;
   readonly #insert: Statement;
@@ -52,6 +54,13 @@ export class SqliteRooms implements RoomStore {
     const db = session.db;
     this.#get = db.prepare(`SELECT ${ROOM_COLUMNS} FROM rooms WHERE name = ?`).raw();
     this.#role = db.prepare('SELECT role FROM memberships WHERE room = ? AND subject = ?').pluck();
+    this.#access = db
+      .prepare(
+        `SELECT r.visibility,
+           (SELECT m.role FROM memberships m WHERE m.room = r.name AND m.subject = ?)
+         FROM rooms r WHERE r.name = ?`,
+      )
+      .raw();
     this.#owners = db
       .prepare("SELECT count(*) FROM memberships WHERE room = ? AND role = 'owner'")
       .pluck();
@@ -94,6 +103,16 @@ export class SqliteRooms implements RoomStore {
     const role =
       subject === null ? null : ((this.#role.get(name, subject) as Role | undefined) ?? null);
     return { room, role, owners: this.#owners.get(name) as number };
+  }
+
+  /**
+   * `subject`'s access facts of the room as the current write transaction
+   * sees them (undefined: no such room): the writes of messages, reactions and
+   * markers judge the access rule again on them, after every write before theirs.
+   */
+  readAccess(name: string, subject: string): AccessFacts | undefined {
+    const row = this.#access.get(subject, name) as [Visibility, Role | null] | undefined;
+    return row === undefined ? undefined : { visibility: row[0], role: row[1] };
   }
 
   put(

@@ -209,8 +209,8 @@ function concernsOf(session: SqliteSession): Concerns {
   const changes = new SqliteChangeLog(session);
   const idempotency = new SqliteIdempotency(session);
   const rooms = new SqliteRooms(session, changes);
-  const readMarkers = new SqliteReadMarkers(session, changes);
-  const reactions = new SqliteReactions(session, changes);
+  const readMarkers = new SqliteReadMarkers(session, changes, rooms);
+  const reactions = new SqliteReactions(session, changes, rooms);
   return {
     messages: new SqliteMessages(session, changes, idempotency, rooms, reactions),
     changes,

@@ -1,0 +1,170 @@
+/**
+ * The room access rule judged inside a write's transaction, through the
+ * store on every engine: a write named with a reader gets that reader's
+ * facts of the room as its transaction sees them (a removal ordered before
+ * it is seen), and a create whose reader may not read the room fails alone
+ * in its group commit with the 403 of a private room.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import pg from 'pg';
+import { v7 as uuidv7 } from 'uuid';
+import { defaultConfig } from '../../src/config.ts';
+import { ErrorKinds, isAppError } from '../../src/errors.ts';
+import type { NewMessage } from '../../src/domain/message.ts';
+import type { AccessFacts } from '../../src/domain/room-access.ts';
+import type { Store } from '../../src/domain/store.ts';
+import { createStore } from '../../src/store/create-store.ts';
+import { engines, skipUnlessEngine, type Engine, type TestDatabase } from '../support/engines.ts';
+import { PG_BASE_URL } from '../support/prerequisites.ts';
+
+let clock = Date.parse('2026-11-21T10:00:00.000Z');
+function at(): string {
+  clock += 1;
+  return new Date(clock).toISOString();
+}
+
+function message(author: string, room = 'team'): NewMessage {
+  return { id: uuidv7(), room, author, content: `by ${author}`, createdAt: at() };
+}
+
+/** A store on a fresh database with ada's private room `team`, bob a member of it, and bob's message there. */
+async function teamStore(engine: Engine) {
+  const db = await engine.createDatabase();
+  const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), {
+    error: () => undefined,
+  });
+  await store.migrate();
+  await store.rooms.put('team', 'ada', 'ada', at(), () => ({ visibility: 'private', topic: '' }));
+  await store.members.put('team', 'bob', 'ada', at(), () => 'member');
+  const mine = await store.messages.create(message('bob'), undefined, 'bob');
+  return { db, store, mine };
+}
+
+async function closeAll(store: Store, db: TestDatabase): Promise<void> {
+  await store.close();
+  await db.cleanup();
+}
+
+/** An edit's check that keeps the access facts it was given and refuses (as the service does) when they say so. */
+function recordingCheck(seen: (AccessFacts | undefined)[]) {
+  return (_current: unknown, access: AccessFacts | undefined) => {
+    seen.push(access);
+    if (access !== undefined && access.visibility === 'private' && access.role === null) {
+      throw new Error('may not read the room');
+    }
+  };
+}
+
+const edit = { content: 'edited', now: '2026-11-21T11:00:00.000Z', editedBy: 'bob' };
+
+for (const engine of engines) {
+  describe(`the access rule at commit [${engine.name}]`, async () => {
+    const skip = await skipUnlessEngine(engine);
+
+    it(
+      'a create whose reader may not read the room fails alone, with a 403',
+      { skip },
+      async () => {
+        const { db, store } = await teamStore(engine);
+        try {
+          const rows = [message('bob'), message('eve'), message('bob'), message('ada')];
+          const readers = ['bob', 'eve', 'bob', null];
+          // Submitted in one turn: one group commit, which the refused row must not take down.
+          const outcomes = await Promise.allSettled(
+            rows.map((m, i) => store.messages.create(m, undefined, readers[i])),
+          );
+          assert.deepEqual(
+            outcomes.map((o) => o.status),
+            ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+          );
+          const failure = (outcomes[1] as PromiseRejectedResult).reason;
+          assert.ok(isAppError(failure) && failure.kind === ErrorKinds.forbidden, String(failure));
+          assert.equal(failure.detail, 'The room team is private.');
+          assert.equal(await store.messages.get(rows[1]!.id), undefined);
+          // A room that is not one yet is made by the post, public: nothing to refuse.
+          await store.messages.create(message('eve', 'elsewhere'), undefined, 'eve');
+        } finally {
+          await closeAll(store, db);
+        }
+      },
+    );
+
+    it('a write without a reader gets no access facts', { skip }, async () => {
+      const { db, store, mine } = await teamStore(engine);
+      try {
+        const seen: (AccessFacts | undefined)[] = [];
+        await store.messages.update(mine.id, edit, recordingCheck(seen));
+        await store.messages.update(mine.id, edit, recordingCheck(seen), 'bob');
+        assert.deepEqual(seen, [undefined, { visibility: 'private', role: 'member' }]);
+      } finally {
+        await closeAll(store, db);
+      }
+    });
+  });
+}
+
+describe('the access rule at commit, ordered with a removal', async () => {
+  const sqliteSkip = await skipUnlessEngine(engines[0]!);
+  const postgresSkip = await skipUnlessEngine(engines[1]!);
+
+  it('SQLite: an edit queued after a removal sees it', { skip: sqliteSkip }, async () => {
+    const { db, store, mine } = await teamStore(engines[0]!);
+    try {
+      const seen: (AccessFacts | undefined)[] = [];
+      // Both queued in this turn, the removal first: the writer commits them in that order.
+      const removal = store.members.remove('team', 'bob', 'ada', 'ada', () => undefined);
+      const update = store.messages.update(mine.id, edit, recordingCheck(seen), 'bob');
+      await removal;
+      await assert.rejects(update, /may not read the room/);
+      assert.deepEqual(seen, [{ visibility: 'private', role: null }]);
+      assert.equal((await store.messages.get(mine.id))?.content, mine.content);
+    } finally {
+      await closeAll(store, db);
+    }
+  });
+
+  it(
+    'PostgreSQL: an edit waits for a removal holding the room and then sees it',
+    { skip: postgresSkip },
+    async () => {
+      const { db, store, mine } = await teamStore(engines[1]!);
+      const remover = new pg.Client({ connectionString: PG_BASE_URL });
+      await remover.connect();
+      try {
+        const schema = new URL(db.url).searchParams.get('schema')!;
+        await remover.query(`SET search_path = ${schema}`);
+        // A removal as members.ts makes it, held open: the room's row lock, then the delete.
+        await remover.query('BEGIN');
+        await remover.query("SELECT 1 FROM rooms WHERE name = 'team' FOR UPDATE");
+        await remover.query("DELETE FROM memberships WHERE room = 'team' AND subject = 'bob'");
+        const seen: (AccessFacts | undefined)[] = [];
+        const update = store.messages.update(mine.id, edit, recordingCheck(seen), 'bob');
+        update.catch(() => undefined);
+        await untilBlockedBy(remover);
+        assert.deepEqual(seen, [], 'the check waits for the room');
+        await remover.query('COMMIT');
+        await assert.rejects(update, /may not read the room/);
+        assert.deepEqual(seen, [{ visibility: 'private', role: null }]);
+        assert.equal((await store.messages.get(mine.id))?.content, mine.content);
+      } finally {
+        await remover.end();
+        await closeAll(store, db);
+      }
+    },
+  );
+});
+
+/** Resolves once some session waits for a lock `holder` holds (asked of the lock manager, live). */
+async function untilBlockedBy(holder: pg.Client): Promise<void> {
+  const { rows } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  const pid = rows[0]!.pid;
+  for (let asked = 0; asked < 10_000; asked += 1) {
+    const blocked = await holder.query<{ waiting: boolean }>(
+      'SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted AND $1 = ANY(pg_blocking_pids(pid))) AS waiting',
+      [pid],
+    );
+    if (blocked.rows[0]!.waiting) return;
+  }
+  assert.fail('no session came to wait for the room');
+}
