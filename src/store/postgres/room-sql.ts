@@ -69,16 +69,26 @@ export async function readFacts(
  * The room's facts for `subject`, with the room's row locked until the
  * transaction ends: every write to a room, its memberships and its markers
  * takes this lock first, so they run one at a time per room and each decides
- * on facts that stay true until it commits.
+ * on facts that stay true until it commits. The facts are read in a statement
+ * of their own, after the lock is granted: read in the locking statement they
+ * would be as of its start (READ COMMITTED: one snapshot per statement), before
+ * the wait, so two owners leaving at once could each count the other and the
+ * room be left without one.
  */
 export async function lockFacts(
   client: pg.PoolClient,
   name: string,
   subject: string | null,
 ): Promise<RoomFacts | undefined> {
+  const locked = await client.query({
+    name: 'lock-room',
+    text: 'SELECT 1 FROM rooms WHERE name = $1 FOR UPDATE',
+    values: [name],
+  });
+  if (locked.rowCount === 0) return undefined;
   const { rows } = await client.query<FactsRow>({
-    name: 'lock-room-facts',
-    text: `${FACTS_SQL} FOR UPDATE OF r`,
+    name: 'room-facts',
+    text: FACTS_SQL,
     values: [name, subject],
   });
   return toFacts(rows[0]);
