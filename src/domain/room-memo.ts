@@ -27,4 +27,27 @@ export class RoomMemo {
     this.#rooms.set(room.name, room);
     return room;
   }
+
+  /**
+   * The rooms listed as [name, version], in order: each from the memo when it
+   * holds that version, the others read in one call (a state newer than
+   * listed is as good) and kept. Each room is taken from the memo once,
+   * before the read: while it is under way another list may replace a room
+   * here, or fill the memo and start it again.
+   */
+  async resolve(
+    listed: readonly (readonly [string, number, ...unknown[]])[],
+    readMissing: (names: string[]) => Promise<readonly Room[]>,
+  ): Promise<Room[]> {
+    const found = listed.map(([name, version]) => this.get(name, version));
+    const missing = listed.filter((_, i) => found[i] === undefined).map(([name]) => name);
+    if (missing.length === 0) return found as Room[];
+    const read = new Map<string, Room>();
+    for (const room of await readMissing(missing)) read.set(room.name, this.keep(room));
+    return listed.map(([name], i) => {
+      const room = found[i] ?? read.get(name);
+      if (room === undefined) throw new Error(`room ${name} was listed but not read`);
+      return room;
+    });
+  }
 }

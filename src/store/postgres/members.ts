@@ -167,22 +167,14 @@ export class PostgresMembers implements MemberStore {
       subject,
     ]);
     const entries = JSON.parse(row!.rooms) as MemberRoomEntry[];
-    const missing: string[] = [];
-    for (const [name, version] of entries) {
-      if (this.#known.get(name, version) === undefined) missing.push(name);
-    }
-    // Read after the list: a room may have moved on since, and its newer state is as good.
-    const read = new Map<string, Room>();
-    if (missing.length > 0) {
-      for (const room of await this.#session.query<Room>('rooms-named', ROOMS_NAMED, [missing])) {
-        read.set(room.name, this.#known.keep(room));
-      }
-    }
-    const rooms: MemberRoom[] = [];
-    for (const [name, version, role, lastRead] of entries) {
-      const room = this.#known.get(name, version) ?? read.get(name)!;
-      rooms.push({ room, role, lastRead });
-    }
+    const found = await this.#known.resolve(entries, (missing) =>
+      this.#session.query<Room>('rooms-named', ROOMS_NAMED, [missing]),
+    );
+    const rooms: MemberRoom[] = entries.map(([, , role, lastRead], i) => ({
+      room: found[i]!,
+      role,
+      lastRead,
+    }));
     return { rooms, seq: Number(row!.latest) };
   }
 }
