@@ -36,6 +36,29 @@ export const accessAtCommit: PostgresMigration = {
             RAISE EXCEPTION 'an Idempotency-Key claim is no longer held' USING ERRCODE = 'MS001';
           END IF;
         END IF;
+        -- The access rule again, at commit: a row whose reader may not read its room then (private,
+        -- not a member) fails (MS003), and the batch is retried row by row as for a bad reply. The
+        -- rooms are locked first (FOR SHARE, by name, before the change log's lock): a membership
+        -- removal or a turn to private (which lock the room FOR UPDATE) under way is waited for,
+        -- and a later one waits for this commit. The facts are read in a statement after the
+        -- locks, whose snapshot holds what was waited for. Judged before the reply's rule, as the
+        -- contract orders a 403 before a 400 (and SQLite does); a room this batch is about to
+        -- make does not exist yet, and is public.
+        -- (A plain expression, no query: a batch without readers, auth off, pays next to nothing.)
+        IF cardinality(array_remove(p_readers, NULL)) > 0 THEN
+          PERFORM 1 FROM rooms
+            WHERE name IN (SELECT b.room FROM unnest(p_rooms, p_readers) AS b(room, reader)
+              WHERE b.reader IS NOT NULL)
+            ORDER BY name FOR SHARE;
+          IF EXISTS (
+            SELECT 1 FROM unnest(p_rooms, p_readers) AS b(room, reader)
+              JOIN rooms r ON r.name = b.room
+            WHERE b.reader IS NOT NULL AND r.visibility = 'private' AND NOT EXISTS (
+              SELECT 1 FROM memberships ms WHERE ms.room = b.room AND ms.subject = b.reader)
+          ) THEN
+            RAISE EXCEPTION 'a room is private to its reader' USING ERRCODE = 'MS003';
+          END IF;
+        END IF;
         -- A reply's message must be stored, in the reply's room. Locked first (KEY SHARE), so a
         -- delete of it under way is waited for and then seen; a delete that comes later waits for
         -- this commit. A failure is a row's (MS002): the batch is retried row by row.
@@ -72,27 +95,6 @@ export const accessAtCommit: PostgresMigration = {
           RETURNING room
         )
         SELECT array_agg(f.n) INTO v_created FROM firsts f JOIN owners o ON o.room = f.room;
-        -- The access rule again, at commit: a row whose reader may not read its room then (private,
-        -- not a member) fails (MS003), and the batch is retried row by row as for a bad reply. The
-        -- rooms are locked first (FOR SHARE, by name, before the change log's lock): a membership
-        -- removal or a turn to private (which lock the room FOR UPDATE) under way is waited for,
-        -- and a later one waits for this commit. The facts are read in a statement after the
-        -- locks, whose snapshot holds what was waited for. A room made by this batch is public.
-        -- (A plain expression, no query: a batch without readers, auth off, pays next to nothing.)
-        IF cardinality(array_remove(p_readers, NULL)) > 0 THEN
-          PERFORM 1 FROM rooms
-            WHERE name IN (SELECT b.room FROM unnest(p_rooms, p_readers) AS b(room, reader)
-              WHERE b.reader IS NOT NULL)
-            ORDER BY name FOR SHARE;
-          IF EXISTS (
-            SELECT 1 FROM unnest(p_rooms, p_readers) AS b(room, reader)
-              JOIN rooms r ON r.name = b.room
-            WHERE b.reader IS NOT NULL AND r.visibility = 'private' AND NOT EXISTS (
-              SELECT 1 FROM memberships ms WHERE ms.room = b.room AND ms.subject = b.reader)
-          ) THEN
-            RAISE EXCEPTION 'a room is private to its reader' USING ERRCODE = 'MS003';
-          END IF;
-        END IF;
         INSERT INTO messages
             (id, room, author, content, created_at, updated_at, version, body, search_text, reply_to)
           SELECT id, room, author, content, at, at, 1, message, search_text, reply_to
