@@ -6,7 +6,8 @@
  * removed at seq n receives nothing of the room after n, on every instance).
  * It holds the private rooms' names and every membership. Reset (a batch it
  * failed to apply), it holds nothing and calls every room private until it is
- * loaded again: a stream is sent less meanwhile, never what it may not read.
+ * loaded again: until a load succeeds (ChangeFeed.settling), streams that
+ * judge by it read the changes from the log and wait, so nothing is judged by it.
  */
 import type { Change } from './change.ts';
 import type { AccessLookup } from './room-access.ts';
@@ -19,6 +20,8 @@ export class AccessView implements AccessLookup {
   /** room → its members' subjects */
   readonly #members = new Map<string, Set<string>>();
   #loaded = false;
+  /** The log's latest change in the loaded snapshot: changes up to it are in it already. */
+  #asOf = 0;
 
   constructor(rooms: Pick<RoomStore, 'accessSnapshot'>) {
     this.#rooms = rooms;
@@ -27,8 +30,9 @@ export class AccessView implements AccessLookup {
   /**
    * Reads the store's snapshot. The feed loads it after it took its own
    * starting point, so the snapshot may already hold changes the feed will
-   * hand out again; applying a membership or visibility change again, in
-   * order, ends in the same state.
+   * hand out again: those are skipped by sequence, since an older change
+   * applied over a newer snapshot would undo what came after it (a member
+   * added again after a removal the snapshot holds).
    */
   async load(): Promise<void> {
     const snapshot = await this.#rooms.accessSnapshot();
@@ -36,6 +40,7 @@ export class AccessView implements AccessLookup {
     this.#members.clear();
     for (const name of snapshot.privateRooms) this.#private.add(name);
     for (const [room, subject] of snapshot.memberships) this.#add(room, subject);
+    this.#asOf = snapshot.latestSeq;
     this.#loaded = true;
   }
 
@@ -55,6 +60,7 @@ export class AccessView implements AccessLookup {
 
   apply(changes: readonly Change[]): void {
     for (const change of changes) {
+      if (change.seq <= this.#asOf) continue;
       switch (change.kind) {
         case 'room.created':
         case 'room.updated':

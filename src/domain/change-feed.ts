@@ -26,7 +26,8 @@ export type ChangeListener = (batch: ChangeBatch) => void;
 /**
  * Kept in step with the log: loaded at start, given every batch before any
  * listener. One whose `apply` throws has missed changes: the feed resets it
- * and loads it again before the listeners get that batch.
+ * and loads it again before the listeners get that batch; while it is not
+ * loaded (its load failed: tried again later), `settling` is pending.
  */
 export interface FeedFollower {
   load(): Promise<void>;
@@ -41,6 +42,8 @@ const REACH_TIMEOUT_MS = 2000;
 const READ_BATCH = 1000;
 /** After a failed read, try again this soon rather than wait for the next write. */
 const RETRY_MS = 500;
+/** A follower's load that keeps failing is tried again at most this far apart. */
+const MAX_RELOAD_DELAY_MS = 8000;
 /**
  * A safety net, not the mechanism: wake-ups come from writes and NOTIFY, but
  * re-reading the log now and then bounds the delay if one was ever lost.
@@ -55,6 +58,12 @@ export class ChangeFeed {
   /** Reset after a failed apply and not loaded since: given no batch until they are. */
   readonly #unloaded = new Set<FeedFollower>();
   readonly #waiters = new Set<{ readonly seq: number; readonly resolve: () => void }>();
+  /** Pending from a follower's reset until every follower is loaded again: nobody judges by them meanwhile. */
+  #settling: Promise<void> | undefined;
+  #settled: (() => void) | undefined;
+  /** The one timer that tries a failed load again. */
+  #retry: NodeJS.Timeout | undefined;
+  #reloadDelay = RETRY_MS;
   #head = 0;
   #reading = false;
   #again = false;
@@ -77,6 +86,15 @@ export class ChangeFeed {
     return this.#head;
   }
 
+  /**
+   * Pending while a follower that missed changes is not loaded again (a
+   * stream catching up waits for it rather than judge by a follower that
+   * knows nothing), however many tries that takes; undefined otherwise.
+   */
+  get settling(): Promise<void> | undefined {
+    return this.#settling;
+  }
+
   get subscriberCount(): number {
     return this.#listeners.size;
   }
@@ -96,6 +114,9 @@ export class ChangeFeed {
     this.#listeners.clear();
     for (const waiter of this.#waiters) waiter.resolve();
     this.#waiters.clear();
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
+    this.#settle();
     await this.#stopWatching?.();
   }
 
@@ -155,24 +176,19 @@ export class ChangeFeed {
       do {
         this.#again = false;
         for (;;) {
-          if (this.#unloaded.size > 0) await this.#loadAgain();
+          // A load that failed is tried again by its own timer, not by every wake meanwhile.
+          if (this.#unloaded.size > 0 && this.#retry === undefined) await this.#loadAgain();
           const after = this.#head;
           const changes = await this.#log.since(after, READ_BATCH);
           if (changes.length === 0 || !this.#started) break;
+          // Before the followers get the batch: one that loads meanwhile (a room's window) reads
+          // the log up to the head, the batch included, as it will not be handed the batch.
           this.#head = changes[changes.length - 1]!.seq;
-          // A follower's failure is its own: the batch still goes to every listener and waiter,
-          // after the follower that missed part of it is loaded again (or, if that fails too,
-          // answers from nothing).
-          if (this.#follow(changes)) await this.#loadAgain();
-          const batch: ChangeBatch = { after, changes };
-          for (const listener of this.#listeners) {
-            try {
-              listener(batch);
-            } catch (error) {
-              this.#onError(error);
-            }
-          }
-          for (const waiter of this.#waiters) if (waiter.seq <= this.#head) waiter.resolve();
+          // A follower's failure is its own: the batch goes to the listeners and waiters once
+          // the follower that missed part of it is loaded again, or its load failed. Until it is
+          // loaded, `settling` is pending: a stream that judges by it waits (late, never lost).
+          if (this.#follow(changes) && this.#retry === undefined) await this.#loadAgain();
+          this.#handOut({ after, changes });
           if (changes.length < READ_BATCH) break;
         }
       } while (this.#again);
@@ -182,6 +198,18 @@ export class ChangeFeed {
     } finally {
       this.#reading = false;
     }
+  }
+
+  #handOut(batch: ChangeBatch): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(batch);
+      } catch (error) {
+        this.#onError(error);
+      }
+    }
+    const head = batch.changes[batch.changes.length - 1]!.seq;
+    for (const waiter of this.#waiters) if (waiter.seq <= head) waiter.resolve();
   }
 
   /** Hands the batch to each loaded follower; true when one failed (reported, and reset). */
@@ -195,6 +223,7 @@ export class ChangeFeed {
         this.#onError(error);
         follower.reset();
         this.#unloaded.add(follower);
+        this.#settling ??= new Promise((resolve) => (this.#settled = resolve));
         failed = true;
       }
     }
@@ -203,8 +232,9 @@ export class ChangeFeed {
 
   /**
    * Loads the followers that were reset. Their load reads the store as it is
-   * now, past the head, as at start; one that fails stays unloaded and is
-   * tried again before the next batch and after a short while.
+   * now, past the head, as at start. One that fails stays unloaded and is
+   * tried again by one timer, later after each failure (up to
+   * MAX_RELOAD_DELAY_MS), not at every wake.
    */
   async #loadAgain(): Promise<void> {
     for (const follower of [...this.#unloaded]) {
@@ -213,8 +243,28 @@ export class ChangeFeed {
         this.#unloaded.delete(follower);
       } catch (error) {
         this.#onError(error);
-        setTimeout(() => this.wake(), RETRY_MS).unref();
+        this.#retryLater();
+        return;
       }
     }
+    this.#reloadDelay = RETRY_MS;
+    this.#settle();
+  }
+
+  #retryLater(): void {
+    if (this.#retry !== undefined || !this.#started) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.wake();
+    }, this.#reloadDelay);
+    this.#retry.unref();
+    this.#reloadDelay = Math.min(this.#reloadDelay * 2, MAX_RELOAD_DELAY_MS);
+  }
+
+  #settle(): void {
+    const settled = this.#settled;
+    this.#settling = undefined;
+    this.#settled = undefined;
+    settled?.();
   }
 }

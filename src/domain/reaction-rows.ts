@@ -1,10 +1,10 @@
 /**
  * What every engine does with what it read for reactions, written once: the
- * facts a write decides on, a write's rule (decide, then store or not), the
- * rows of a batch grouped per message and a page of reactors cut to its
- * limit. An engine keeps only its statements and its transaction.
+ * facts a write decides on, a write's rule (decide, then store or not) and a
+ * page of reactors cut to its limit (a batch of summaries each engine writes
+ * as JSON text in its statement). An engine keeps only its statements and its transaction.
  */
-import type { MessageReactions, Reaction, ReactionSummary } from './reaction.ts';
+import type { Reaction } from './reaction.ts';
 import type {
   DecideReaction,
   ReactionFacts,
@@ -66,28 +66,6 @@ export function decideRemove(facts: ReactionFacts, decide: DecideReaction): Reac
   decide(facts);
   if (facts.current === undefined) throw new Error('decide let a missing reaction be removed');
   return facts.current;
-}
-
-/** One row of a batch of summaries: a message's emoji, or its one row with a null emoji when none. */
-export interface SummaryRow {
-  readonly messageId: string;
-  readonly emoji: string | null;
-  readonly count: number;
-  readonly me: boolean;
-}
-
-/** Rows in the asked order, one per (message, emoji), into one entry per message. */
-export function groupSummaries(rows: Iterable<SummaryRow>): MessageReactions[] {
-  const out: MessageReactions[] = [];
-  let last: { messageId: string; reactions: ReactionSummary[] } | undefined;
-  for (const { messageId, emoji, count, me } of rows) {
-    if (last === undefined || last.messageId !== messageId) {
-      last = { messageId, reactions: [] };
-      out.push(last);
-    }
-    if (emoji !== null) last.reactions.push({ emoji, count, me });
-  }
-  return out;
 }
 
 /** The reactors read (up to limit + 1, to know whether more lie beyond) as one page. */

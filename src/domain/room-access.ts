@@ -28,7 +28,12 @@ export function judgedReader(actor: Actor | null): string | null {
 
 /** Reads the room (its messages, revisions, reactions, members, events) and posts to it. */
 export function mayRead(actor: Actor | null, facts: AccessFacts): boolean {
-  return actor === null || actor.admin || facts.visibility === 'public' || facts.role !== null;
+  return actor === null || actor.admin || readerMayRead(facts);
+}
+
+/** mayRead for a judgedReader (a signed-in non-admin, known to a store by its subject only). */
+export function readerMayRead(facts: AccessFacts): boolean {
+  return facts.visibility === 'public' || facts.role !== null;
 }
 
 /** Updates the room and manages others' memberships: its owners and admins (a room with no owner: admins only). */

@@ -67,8 +67,12 @@ export class EventConnection {
   #resumeAfterDrain: (() => void) | undefined;
   #begun = false;
 
+  /** Whether changes are judged by the access view (a signed-in non-admin); else all go. */
+  readonly #judges: boolean;
+
   constructor(options: EventConnectionOptions) {
     this.#o = options;
+    this.#judges = options.actor !== null && !options.actor.admin;
     options.res.once('close', () => this.#closed());
   }
 
@@ -120,7 +124,9 @@ export class EventConnection {
 
   #onBatch = (batch: ChangeBatch): void => {
     if (this.#mode !== 'live') return;
-    if (batch.after > this.#position) {
+    // The access view is not loaded (it missed changes, and its load failed): read the batch
+    // from the log once it is, rather than judge by a view that calls every room private.
+    if (batch.after > this.#position || (this.#judges && this.#o.feed.settling !== undefined)) {
       void this.#catchUp([]);
       return;
     }
@@ -147,6 +153,13 @@ export class EventConnection {
           if (change.seq > this.#o.feed.head) {
             pastHead = true;
             break;
+          }
+          // A follower reset after a failure answers nothing until it is loaded again: judged by
+          // it, a change this subject may read would be left out for good.
+          const settling = this.#judges ? this.#o.feed.settling : undefined;
+          if (settling !== undefined) {
+            await settling;
+            if ((this.#mode as Mode) === 'closed') return;
           }
           if (this.#send(change) && !(await this.#drained())) return;
         }

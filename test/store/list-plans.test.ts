@@ -31,6 +31,7 @@ import {
 import { MEMBER_ROOMS as postgresMemberRooms } from '../../src/store/postgres/members.ts';
 import { RECENT_MESSAGES as postgresRecent } from '../../src/store/postgres/messages.ts';
 import { MEMBER_ROOMS_SQL as sqliteMemberRooms } from '../../src/store/sqlite/members.ts';
+import { batchSql as postgresReactionBatch } from '../../src/store/postgres/reactions.ts';
 import { batchSql as sqliteReactionBatch } from '../../src/store/sqlite/reactions.ts';
 import { RECENT_MESSAGES_SQL as sqliteRecent } from '../../src/store/sqlite/messages.ts';
 import { postgresEngine, sqliteEngine, type TestDatabase } from '../support/engines.ts';
@@ -240,6 +241,61 @@ describe('list plans on PostgreSQL', async () => {
       assert.ok(members.length > 0, mine.text);
       for (const scan of members) {
         assert.equal(scan['Index Name'], 'memberships_subject_room', mine.text);
+      }
+      await client.query('RESET plan_cache_mode');
+    },
+  );
+
+  it(
+    "a page's reaction summaries: each message by key, its reactions by the (message, emoji, place) index",
+    { skip },
+    async () => {
+      // Reactions on every third message, up to three emoji each: enough that a scan would show.
+      await client.query(
+        `INSERT INTO reactions (message_id, emoji, subject, room, created_at)
+         SELECT m.id, e.emoji, 'user-' || (row_number() OVER ()) % 97, m.room, now()
+         FROM messages m CROSS JOIN (VALUES ('👍'), ('🎉'), ('❤️')) AS e(emoji)
+         WHERE abs(hashtext(m.id::text)) % 3 = 0
+         ON CONFLICT DO NOTHING`,
+      );
+      await client.query('ANALYZE reactions');
+      await client.query('SET plan_cache_mode = force_generic_plan');
+      const ids = JSON.stringify(
+        (
+          await client.query<{ id: string }>('SELECT id::text AS id FROM messages LIMIT 50')
+        ).rows.map((r) => r.id),
+      );
+      for (const readable of [false, true]) {
+        await client.query(`PREPARE q AS ${postgresReactionBatch(readable)}`);
+        const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+          `EXPLAIN (FORMAT JSON) EXECUTE q('${ids}', 'ada'${readable ? ", 'ada'" : ''})`,
+        );
+        await client.query('DEALLOCATE q');
+        const nodes = flatten(rows[0]!['QUERY PLAN'][0].Plan);
+        const text = nodes
+          .map((n) => `${n['Node Type']} ${n['Index Name'] ?? n['Relation Name'] ?? ''}`)
+          .join(' > ');
+        const scans = nodes.filter((n) => n['Relation Name'] !== undefined);
+        for (const scan of scans.filter((n) =>
+          ['messages', 'reactions'].includes(n['Relation Name']!),
+        )) {
+          assert.match(scan['Node Type'], /^Index (Only )?Scan/, text);
+          assert.equal(
+            scan['Index Name'],
+            scan['Relation Name'] === 'messages'
+              ? 'messages_pkey'
+              : 'reactions_message_emoji_position',
+            text,
+          );
+        }
+        assert.ok(
+          scans.some((n) => n['Relation Name'] === 'reactions'),
+          text,
+        );
+        assert.ok(
+          scans.some((n) => n['Relation Name'] === 'messages'),
+          text,
+        );
       }
       await client.query('RESET plan_cache_mode');
     },

@@ -2,7 +2,8 @@
  * A follower of the change feed that fails to apply a batch: the batch still
  * reaches the other followers, the listeners and the waiters, in order; the
  * failure is reported; the follower is reset and loaded again before the
- * listeners get that batch, and the feed goes on. The log is a real SQLite
+ * listeners get that batch (its load, if it fails, tried again later by one
+ * timer, meanwhile `settling` pending), and the feed goes on. The log is a real SQLite
  * store's.
  */
 import assert from 'node:assert/strict';
@@ -16,6 +17,13 @@ import { sqliteEngine } from '../support/engines.ts';
 import { withStore } from '../support/open-store.ts';
 
 const span = (changes: readonly Change[]) => `${changes[0]!.seq}-${changes.at(-1)!.seq}`;
+
+async function until(what: string, condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !condition(); i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.ok(condition(), what);
+}
 
 /** Writes what `write` does, then waits until the feed has handed out all of it. */
 async function round(store: Store, feed: ChangeFeed, write: () => Promise<unknown>) {
@@ -42,15 +50,16 @@ const messages = (store: Store, n: number) => async () => {
 /** Records what the feed asks of it; fails an apply or a load when told to. */
 class Recorder implements FeedFollower {
   failApply = false;
-  failLoad = false;
+  /** How many loads from now on fail. */
+  failLoads = 0;
   constructor(
     readonly name: string,
     readonly events: string[],
   ) {}
 
   async load(): Promise<void> {
-    if (this.failLoad) {
-      this.failLoad = false;
+    if (this.failLoads > 0) {
+      this.failLoads -= 1;
       this.events.push(`${this.name} load failed`);
       throw new Error(`${this.name}: load failed`);
     }
@@ -150,13 +159,17 @@ describe('ChangeFeed: a follower whose apply fails', () => {
       }),
     ));
 
-  it('whose load fails too: the batch still goes out, and it gets no batch until a load succeeds', () =>
+  it('whose load fails too: the batch still goes out; settling stays pending until a load succeeds', () =>
     withStore(sqliteEngine, {}, (store) =>
       withFeed(store, async (feed, flaky, { batches, events, errors }) => {
         const start = feed.head;
         flaky.failApply = true;
-        flaky.failLoad = true;
+        flaky.failLoads = 1;
         await round(store, feed, messages(store, 2));
+        const settling = feed.settling;
+        assert.notEqual(settling, undefined, 'streams that judge by it are told to wait');
+        // The retry (its timer does not hold the process) loads it.
+        await until('loaded again', () => feed.settling === undefined);
         await round(store, feed, messages(store, 2));
 
         await assertEveryChange(store, start, batches);
@@ -171,13 +184,32 @@ describe('ChangeFeed: a follower whose apply fails', () => {
           if (i === 0) {
             expected.push(`flaky ${at} failed`, 'flaky reset', `steady ${at}`, 'flaky load failed');
           } else {
-            // Loaded again before the next batch (or by the retry after a failed load).
             if (i === 1) expected.push('flaky load');
             expected.push(`flaky ${at}`, `steady ${at}`);
           }
           expected.push(`listener ${at}`);
         });
         assert.deepEqual(events, expected);
+      }),
+    ));
+
+  it('whose load keeps failing: tried again by one timer, later each time, not at every wake', () =>
+    withStore(sqliteEngine, {}, (store) =>
+      withFeed(store, async (feed, flaky, { events }) => {
+        flaky.failApply = true;
+        flaky.failLoads = 1000;
+        await round(store, feed, messages(store, 1));
+        // A busy instance: writes and new streams wake the feed all the time.
+        for (let i = 0; i < 120; i += 1) {
+          if (i % 10 === 0) await messages(store, 1)();
+          feed.wake();
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        // At least 1.2 s after the failure: tried again at 0.5 s, 1.5 s, 3.5 s, 7.5 s... (a slow
+        // machine may get further down that list; a load at every wake would be over a hundred).
+        const tries = events.filter((e) => e === 'flaky load failed').length;
+        assert.ok(tries >= 2 && tries <= 5, `${tries} loads`);
+        assert.notEqual(feed.settling, undefined);
       }),
     ));
 });

@@ -9,7 +9,13 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Change } from '../../src/domain/change.ts';
 import { ChangeFeed } from '../../src/domain/change-feed.ts';
 import type { Message } from '../../src/domain/message.ts';
-import { RoomActivity, WINDOW_SIZE, type ActivitySource } from '../../src/domain/room-activity.ts';
+import type { ChangeLog } from '../../src/domain/change-log.ts';
+import {
+  feedWithActivity,
+  RoomActivity,
+  WINDOW_SIZE,
+  type ActivitySource,
+} from '../../src/domain/room-activity.ts';
 import type { Store } from '../../src/domain/store.ts';
 import { sqliteEngine } from '../support/engines.ts';
 import { withStore } from '../support/open-store.ts';
@@ -109,4 +115,79 @@ describe('RoomActivity after a failed apply', () => {
         await feed.stop();
       }
     }));
+});
+
+describe('RoomActivity loading a window while another follower is loaded again', () => {
+  it('reads the gap up to the batch the feed is handing out: the window has its message', async () => {
+    // A log in memory: the window's snapshot must be taken at a chosen moment.
+    const log: Change[] = [];
+    const created = (seq: number): Change => ({
+      seq,
+      kind: 'message.created',
+      room: ROOM,
+      subject: null,
+      madePrivate: false,
+      data: JSON.stringify({ id: uuidv7(), author: 'ada', createdAt: new Date().toISOString() }),
+    });
+    const changeLog = {
+      bounds: async () => ({ latest: log.at(-1)?.seq ?? 0, purgedThrough: 0 }),
+      since: async (after: number, limit: number) =>
+        log.filter((c) => c.seq > after).slice(0, limit),
+      purge: async () => undefined,
+      watch: () => async () => undefined,
+    };
+    // Another follower: it fails the second batch, and its load again waits for a gate.
+    let failing = false;
+    let openGate!: () => void;
+    let reloading!: () => void;
+    const reloadBegun = new Promise<void>((resolve) => (reloading = resolve));
+    const other = {
+      load: async () => {
+        if (!failing) return;
+        reloading();
+        await new Promise<void>((resolve) => (openGate = resolve));
+        failing = false;
+      },
+      apply: () => {
+        if (failing) throw new Error('other follower: apply failed');
+      },
+      reset: () => undefined,
+    };
+    // The window's snapshot holds message 1 only; it is answered once we let it.
+    let answerRecent!: () => void;
+    const recent: ActivitySource['recent'] = async (rooms) => {
+      const held = log.filter((c) => c.seq <= 1).map((c) => JSON.parse(c.data) as Message);
+      await new Promise<void>((resolve) => (answerRecent = resolve));
+      return { seq: 1, rooms: new Map(rooms.map((room) => [room, held.reverse()])) };
+    };
+    const errors: unknown[] = [];
+    const { feed, activity } = feedWithActivity(
+      changeLog as unknown as ChangeLog,
+      recent,
+      (e) => errors.push(e),
+      [other],
+    );
+    log.push(created(1));
+    await feed.start();
+    try {
+      const windows = activity.windows([ROOM]);
+      log.push(created(2));
+      failing = true;
+      feed.wake();
+      await reloadBegun;
+      // The window's load ends while the other follower is loaded again.
+      answerRecent();
+      const window = (await windows).get(ROOM)!;
+      openGate();
+      await feed.reached(2);
+      assert.equal(feed.head, 2);
+      assert.equal(window.newest()?.id, JSON.parse(log[1]!.data).id, 'message 2 is the newest');
+      assert.deepEqual(
+        errors.map((e) => (e as Error).message),
+        ['other follower: apply failed'],
+      );
+    } finally {
+      await feed.stop();
+    }
+  });
 });

@@ -17,7 +17,7 @@
  * per-turn schedulers: docs/schedulers.md.
  */
 
-import { CLAIM_LOST, PRIVATE_ROOM, REPLY_TARGET } from './errors.ts';
+import { CLAIM_LOST, hasCode, PRIVATE_ROOM, REPLY_TARGET } from './errors.ts';
 
 /** One create's parameters of create_messages(), in its column order. */
 export type CreateRow = readonly unknown[];
@@ -46,18 +46,14 @@ const MAX_BATCH = 100;
  * to the row's reader.
  */
 function isRowError(error: unknown): boolean {
-  for (let e = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
-    const code = (e as { code?: unknown }).code;
-    if (
-      typeof code === 'string' &&
-      (/^(22|23)...$/.test(code) ||
-        code === CLAIM_LOST ||
-        code === REPLY_TARGET ||
-        code === PRIVATE_ROOM)
-    )
-      return true;
-  }
-  return false;
+  return hasCode(
+    error,
+    (code) =>
+      /^(22|23)...$/.test(code) ||
+      code === CLAIM_LOST ||
+      code === REPLY_TARGET ||
+      code === PRIVATE_ROOM,
+  );
 }
 
 export class CreateBatcher {

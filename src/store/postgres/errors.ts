@@ -53,10 +53,12 @@ export const REPLY_TARGET = 'MS002';
  */
 export const PRIVATE_ROOM = 'MS003';
 
-/** Whether the error, or one it was caused by, has this SQLSTATE. */
-export function hasCode(error: unknown, code: string): boolean {
+/** Whether the error, or one it was caused by, has this SQLSTATE (or one that `code` accepts). */
+export function hasCode(error: unknown, code: string | ((code: string) => boolean)): boolean {
+  const accepts = typeof code === 'string' ? (c: string) => c === code : code;
   for (let e = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
-    if ((e as { code?: unknown }).code === code) return true;
+    const found = (e as { code?: unknown }).code;
+    if (typeof found === 'string' && accepts(found)) return true;
   }
   return false;
 }

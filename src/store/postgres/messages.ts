@@ -186,7 +186,8 @@ export class PostgresMessages implements MessageStore {
         ]),
       );
     } catch (error) {
-      // The database says which row failed, not which room: this create's own.
+      // Mapped here, not in toStoreError: the database says which row failed, not which room,
+      // and the 403 names the room (this create's own, as the batch retries row by row).
       throw hasCode(error, PRIVATE_ROOM) ? privateRoom(stored.room, error) : error;
     }
     if (!known) {

@@ -38,7 +38,7 @@ export const accessAtCommit: PostgresMigration = {
         END IF;
         -- The access rule again, at commit: a row whose reader may not read its room then (private,
         -- not a member) fails (MS003), and the batch is retried row by row as for a bad reply. The
-        -- rooms are locked first (FOR SHARE, by name, before the change log's lock): a membership
+        -- rooms are locked first (FOR KEY SHARE, by name, before the change log's lock): a membership
         -- removal or a turn to private (which lock the room FOR UPDATE) under way is waited for,
         -- and a later one waits for this commit. The facts are read in a statement after the
         -- locks, whose snapshot holds what was waited for. Judged before the reply's rule, as the
@@ -49,7 +49,7 @@ export const accessAtCommit: PostgresMigration = {
           PERFORM 1 FROM rooms
             WHERE name IN (SELECT b.room FROM unnest(p_rooms, p_readers) AS b(room, reader)
               WHERE b.reader IS NOT NULL)
-            ORDER BY name FOR SHARE;
+            ORDER BY name FOR KEY SHARE;
           IF EXISTS (
             SELECT 1 FROM unnest(p_rooms, p_readers) AS b(room, reader)
               JOIN rooms r ON r.name = b.room

@@ -10,13 +10,7 @@
 import type pg from 'pg';
 import type { Reaction, ReactionSummary } from '../../domain/reaction.ts';
 import { reactionAdded, reactionRemoved } from '../../domain/reaction-changes.ts';
-import {
-  decidePut,
-  decideRemove,
-  groupSummaries,
-  reactionFacts,
-  reactorPage,
-} from '../../domain/reaction-rows.ts';
+import { decidePut, decideRemove, reactionFacts, reactorPage } from '../../domain/reaction-rows.ts';
 import type {
   DecideReaction,
   ReactionFacts,
@@ -57,18 +51,27 @@ const REACTORS = `SELECT m.room, p.subject, ${iso('p.created_at')} AS "createdAt
 /** Only messages of rooms $3 may read (room-access.ts mayRead, as list-sql.ts says it). */
 const READABLE = `WHERE ${readableSql('m.room', '$3::text')}`;
 
+/** One message's summary as JSON text: byte for byte what JSON.stringify writes (to_json escapes a string as it does). */
+const SUMMARY_JSON = (message: string, me: string) => `coalesce((SELECT '[' || string_agg(
+      '{"emoji":' || to_json(e.emoji)::text || ',"count":' || e.count
+        || ',"me":' || CASE WHEN e.me THEN 'true' ELSE 'false' END || '}',
+      ',' ORDER BY e.first) || ']'
+    FROM (${EMOJI_COUNTS(message, me)}) e), '[]')`;
+
 /**
- * The summaries of the asked messages in one statement: each id found by key,
- * its reactions grouped on the index; a message with none has one row with a
- * null emoji. In the order asked ($1, no repeats).
+ * The summaries of the asked messages in one statement, as the answer's JSON
+ * text: each id found by key, its reactions grouped on the index, in the
+ * order asked ($1: a JSON array of ids, no repeats). One text rather than a
+ * row per emoji, grouped and serialized here: node-postgres builds an object
+ * per row and a string per cell, and the ids go as one text rather than an
+ * array the driver escapes element by element.
  */
-function batchSql(readable: boolean): string {
-  return `SELECT a.n, m.id::text AS id, r.emoji, r.count, r.me
-    FROM unnest($1::uuid[]) WITH ORDINALITY AS a(id, n)
-    JOIN messages m ON m.id = a.id
-    LEFT JOIN LATERAL (${EMOJI_COUNTS('m.id', '$2::text')}) r ON true
-    ${readable ? READABLE : ''}
-    ORDER BY a.n, r.first`;
+export function batchSql(readable: boolean): string {
+  return `SELECT coalesce('[' || string_agg('{"messageId":"' || m.id::text || '","reactions":'
+        || ${SUMMARY_JSON('m.id', '$2::text')} || '}', ',' ORDER BY a.n) || ']', '[]') AS json
+    FROM json_array_elements_text($1::json) WITH ORDINALITY AS a(id, n)
+    JOIN messages m ON m.id = a.id::uuid
+    ${readable ? READABLE : ''}`;
 }
 
 /**
@@ -183,17 +186,15 @@ export class PostgresReactions implements ReactionStore {
     subject: string | null,
     readableBy?: string,
   ): Promise<string> {
-    const rows = await (readableBy === undefined
-      ? this.#session.query<SummaryRow & { id: string }>('reaction-summaries', batchSql(false), [
-          messageIds,
+    const ids = JSON.stringify(messageIds);
+    const [row] = await (readableBy === undefined
+      ? this.#session.query<{ json: string }>('reaction-summaries', batchSql(false), [ids, subject])
+      : this.#session.query<{ json: string }>('reaction-summaries-readable', batchSql(true), [
+          ids,
           subject,
-        ])
-      : this.#session.query<SummaryRow & { id: string }>(
-          'reaction-summaries-readable',
-          batchSql(true),
-          [messageIds, subject, readableBy],
-        ));
-    return JSON.stringify(groupSummaries(rows.map((row) => ({ ...row, messageId: row.id }))));
+          readableBy,
+        ]));
+    return row!.json;
   }
 }
 

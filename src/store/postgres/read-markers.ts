@@ -5,7 +5,7 @@ import type { ReadMarker } from '../../domain/room.ts';
 import type { MarkerFacts, MarkerWriteOutcome, ReadMarkerStore } from '../../domain/room-store.ts';
 import { appendChange } from './changes.ts';
 import type { PostgresSession } from './postgres-store.ts';
-import { readAccess, unreadSql } from './room-sql.ts';
+import { lockRoom, readAccess, unreadSql } from './room-sql.ts';
 
 /** The marker (version 0 and lastRead null when there is no row) with its unread count. */
 const GET_MARKER_COLUMNS = `SELECT rm.last_read::text AS "lastRead",
@@ -39,13 +39,11 @@ export class PostgresReadMarkers implements ReadMarkerStore {
     reader: string | null = null,
   ): Promise<MarkerWriteOutcome> {
     return this.#session.transaction(async (client) => {
-      // The room's row lock orders this write with the others of the room (membership
-      // changes set markers too); a room that does not exist has no message to point at.
-      await client.query({
-        name: 'lock-room',
-        text: 'SELECT 1 FROM rooms WHERE name = $1 FOR UPDATE',
-        values: [room],
-      });
+      // The room's row lock orders this write with the room's other marker and membership
+      // writes (which set markers too, under FOR UPDATE), not with writes to its messages (FOR
+      // KEY SHARE): readers moving their markers do not wait for posts. A room that does not
+      // exist has no message to point at.
+      await lockRoom(client, room, 'no key update');
       const { rows } = await client.query<MarkerRow & { in_room: boolean }>({
         name: 'read-marker-facts',
         text: `${GET_MARKER_COLUMNS},
@@ -55,7 +53,7 @@ export class PostgresReadMarkers implements ReadMarkerStore {
       });
       const { in_room: messageInRoom, ...stored } = rows[0]!;
       const current: ReadMarker = { room, subject, ...stored };
-      // Under the room's lock already (FOR UPDATE, above), as every membership write takes it.
+      // Under the room's lock already (above): a membership write (FOR UPDATE) waits for it.
       const facts: MarkerFacts =
         reader === null
           ? { current, messageInRoom }

@@ -66,26 +66,47 @@ export async function readFacts(
 }
 
 /**
- * The room's facts for `subject`, with the room's row locked until the
- * transaction ends: every write to a room, its memberships and its markers
- * takes this lock first, so they run one at a time per room and each decides
- * on facts that stay true until it commits. The facts are read in a statement
- * of their own, after the lock is granted: read in the locking statement they
- * would be as of its start (READ COMMITTED: one snapshot per statement), before
+ * The modes a room's row is locked in until the transaction ends, weakest
+ * first: writes to its messages and reactions (KEY SHARE) run side by side
+ * and beside its read markers (NO KEY UPDATE, which take turns), and writes
+ * to the room and its memberships (UPDATE) wait for all of them and they for
+ * it. Whatever a write then decides on is read in a statement of its own,
+ * after the lock is granted: read in the locking statement it would be as of
+ * that statement's start (READ COMMITTED: one snapshot per statement), before
  * the wait, so two owners leaving at once could each count the other and the
  * room be left without one.
+ */
+const LOCK_MODES = {
+  'key share': 'FOR KEY SHARE',
+  'no key update': 'FOR NO KEY UPDATE',
+  update: 'FOR UPDATE',
+} as const;
+
+/** Locks the room's row in `mode` (see LOCK_MODES); false when there is no such room. */
+export async function lockRoom(
+  client: pg.PoolClient,
+  name: string,
+  mode: keyof typeof LOCK_MODES,
+): Promise<boolean> {
+  const locked = await client.query({
+    name: `lock-room-${mode}`,
+    text: `SELECT 1 FROM rooms WHERE name = $1 ${LOCK_MODES[mode]}`,
+    values: [name],
+  });
+  return locked.rowCount !== 0;
+}
+
+/**
+ * The room's facts for `subject`, under the room's row lock FOR UPDATE: every
+ * write to a room and its memberships takes it first, so they run one at a
+ * time per room, and each decides on facts that stay true until it commits.
  */
 export async function lockFacts(
   client: pg.PoolClient,
   name: string,
   subject: string | null,
 ): Promise<RoomFacts | undefined> {
-  const locked = await client.query({
-    name: 'lock-room',
-    text: 'SELECT 1 FROM rooms WHERE name = $1 FOR UPDATE',
-    values: [name],
-  });
-  if (locked.rowCount === 0) return undefined;
+  if (!(await lockRoom(client, name, 'update'))) return undefined;
   const { rows } = await client.query<FactsRow>({
     name: 'room-facts',
     text: FACTS_SQL,
@@ -131,20 +152,15 @@ export async function readAccess(
 }
 
 /**
- * readAccess under the room's row lock FOR SHARE, held until the write
- * commits: a membership removal or a visibility change (lockFacts, FOR
- * UPDATE) of the room either committed before (and is seen) or waits for
- * this write. Shared, so writes to one room still run side by side.
+ * readAccess under the room's row lock FOR KEY SHARE, held until the write
+ * commits: a membership removal or a visibility change (lockFacts) of the
+ * room either committed before (and is seen) or waits for this write.
  */
 export async function shareAccess(
   client: pg.PoolClient,
   room: string,
   subject: string,
 ): Promise<AccessFacts | undefined> {
-  await client.query({
-    name: 'share-room',
-    text: 'SELECT 1 FROM rooms WHERE name = $1 FOR SHARE',
-    values: [room],
-  });
+  await lockRoom(client, room, 'key share');
   return readAccess(client, room, subject);
 }

@@ -166,6 +166,9 @@ async function update(
     updatedAt: now,
     version: before.version + 1,
   };
+  // Alone, this UPDATE (no key changed) would lock the row FOR NO KEY UPDATE, which writes to
+  // messages (FOR KEY SHARE) do not wait for: the FOR UPDATE taken by lockFacts is what makes
+  // a turn to private wait for them.
   await client.query({
     name: 'update-room',
     text: 'UPDATE rooms SET visibility = $2, topic = $3, updated_at = $4, version = $5 WHERE name = $1',

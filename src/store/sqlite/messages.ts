@@ -16,7 +16,7 @@ import type {
   WriteCheck,
 } from '../../domain/message-store.ts';
 import type { LastMessage } from '../../domain/room.ts';
-import { mayRead } from '../../domain/room-access.ts';
+import { readerMayRead } from '../../domain/room-access.ts';
 import { privateRoom } from '../../domain/room-gate.ts';
 import { assertReplyTarget, createdMessage, updateOutcome } from '../../domain/message-writes.ts';
 import {
@@ -329,7 +329,7 @@ export class SqliteMessages implements MessageStore {
   /** A room that is not one yet is created public by this post, so only an existing one can refuse. */
   #assertMayPost(room: string, reader: string): void {
     const access = this.#rooms.readAccess(room, reader);
-    if (access !== undefined && !mayRead({ subject: reader, admin: false }, access)) {
+    if (access !== undefined && !readerMayRead(access)) {
       throw privateRoom(room);
     }
   }
