@@ -8,16 +8,27 @@ import type { Migration, MigrationTarget } from '../../domain/migration-runner.t
 import { searchText } from '../../domain/search-text.ts';
 
 /**
- * A SQLite file belongs to one process, so there is no lock to take between
- * instances; each migration runs in an IMMEDIATE transaction, which keeps
- * any other connection's writes out while it runs.
+ * Processes that start together on one file (a restart overlapping the old
+ * process, two starts by mistake) migrate one at a time: the whole run holds
+ * SQLite's write lock (BEGIN IMMEDIATE), so the second reads the versions
+ * only once the first committed them. Each migration is a savepoint inside
+ * it: all or nothing, and one that fails leaves those before it applied, as
+ * on every engine.
  */
 export function sqliteMigrationTarget(db: Database.Database): MigrationTarget {
   // Migration 5 indexes existing messages: their normalized text is made by the same function
   // as at write time, since SQLite has no NFKC of its own.
   db.function('search_text', { deterministic: true }, (content) => searchText(String(content)));
   return {
-    withLock: (work) => work(),
+    async withLock(work) {
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        await work();
+      } finally {
+        // A failed migration's savepoint is already undone: the ones before it stay applied.
+        if (db.inTransaction) db.exec('COMMIT');
+      }
+    },
     appliedVersions() {
       db.exec(
         'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
@@ -28,10 +39,11 @@ export function sqliteMigrationTarget(db: Database.Database): MigrationTarget {
       const record = db.prepare(
         'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
       );
+      // Inside withLock's transaction the driver makes this a savepoint.
       db.transaction(() => {
         db.exec(migration.sql);
         record.run(migration.version, migration.name, new Date().toISOString());
-      }).immediate();
+      })();
     },
   };
 }

@@ -87,6 +87,8 @@ export class SqliteStore implements Store {
     this.#batching = options.batching ?? true;
     this.#syncWal = options.synchronous === 'full' && options.filename !== ':memory:';
     this.#db = openDatabase(options.filename);
+    // First: another process may hold the write lock (migrating) while this one sets WAL.
+    pragma(this.#db, 'busy_timeout = 5000');
     pragma(this.#db, 'journal_mode = WAL');
     // With #syncWal, NORMAL: the log is written at commit and synced by WalSync before any
     // answer (SQLite still syncs around checkpoints, so the file is always consistent).
@@ -94,7 +96,6 @@ export class SqliteStore implements Store {
       this.#db,
       `synchronous = ${this.#syncWal ? 'NORMAL' : options.synchronous.toUpperCase()}`,
     );
-    pragma(this.#db, 'busy_timeout = 5000');
     this.#ping = this.#db.prepare('SELECT 1');
     this.#beginRead = this.#db.prepare('BEGIN');
     this.#endReadStatement = this.#db.prepare('COMMIT');
