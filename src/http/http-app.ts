@@ -126,8 +126,18 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
   });
 
   await registerOpenApi(app);
-  registerMetrics(app, deps.metrics, { token: config.metricsToken });
-  registerHealthRoutes(app, { ping: deps.ping, isStopping: deps.isStopping });
+  registerMetrics(app, deps.metrics, {
+    token: config.metricsToken,
+    unloadedFollowers: () => deps.feed.unloadedFollowers,
+  });
+  registerHealthRoutes(app, {
+    ping: deps.ping,
+    isStopping: deps.isStopping,
+    degraded: () =>
+      deps.feed.reloadFailing
+        ? 'What this instance keeps in step with the change log failed to load; it is tried again.'
+        : undefined,
+  });
   await app.register(messageRoutes, {
     service: deps.service,
     idempotency: deps.idempotency,

@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics (prom-client): request counts and latency by route and
- * status, open event streams, store-operation latency, process metrics.
+ * status, open event streams, change-feed followers not loaded,
+ * store-operation latency, process metrics.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -14,6 +15,8 @@ export interface MetricsOptions {
    * with authentication on, it needs a valid bearer JWT instead (auth.ts).
    */
   readonly token: string | null;
+  /** Change-feed followers (the streams' access view, the rooms' recent messages) that are not loaded. */
+  readonly unloadedFollowers: () => number;
 }
 
 /** The instance's registry, made before the store so that store operations can be timed from the start. */
@@ -72,6 +75,14 @@ export function registerMetrics(
       this.set(streams()?.stalled ?? 0);
     },
   });
+  new Gauge({
+    name: 'change_feed_followers_unloaded',
+    help: 'Change-feed followers not loaded after a failure (while above 0, streams of signed-in non-admins wait and /readyz answers 503)',
+    registers: [registry],
+    collect() {
+      this.set(options.unloadedFollowers());
+    },
+  });
   const labelNames = ['method', 'route', 'status'] as const;
   const requests = new Counter({
     name: 'http_requests_total',
@@ -105,7 +116,7 @@ export function registerMetrics(
     operationId: 'getMetrics',
     summary: 'Prometheus metrics',
     description:
-      'Request counts and latency histograms by method, route and status, open event streams, store-operation latency by operation and engine, plus process metrics, in the Prometheus text format. With METRICS_TOKEN set it needs `Authorization: Bearer <METRICS_TOKEN>`; otherwise, when authentication is on, a valid bearer JWT (any subject; not from the URL); with neither, it is open.',
+      'Request counts and latency histograms by method, route and status, open event streams, change-feed followers not loaded after a failure, store-operation latency by operation and engine, plus process metrics, in the Prometheus text format. With METRICS_TOKEN set it needs `Authorization: Bearer <METRICS_TOKEN>`; otherwise, when authentication is on, a valid bearer JWT (any subject; not from the URL); with neither, it is open.',
     tags: ['operations'],
     response: {
       200: text('The metrics'),

@@ -12,6 +12,7 @@ import type { Message } from '../../src/domain/message.ts';
 import type { ChangeLog } from '../../src/domain/change-log.ts';
 import type { IdempotencyStore } from '../../src/domain/idempotency-store.ts';
 import type { MessageStore } from '../../src/domain/message-store.ts';
+import type { RoomStore } from '../../src/domain/room-store.ts';
 import type { Store } from '../../src/domain/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { engines, skipUnlessEngine, type Engine, type TestDatabase } from '../support/engines.ts';
@@ -161,6 +162,7 @@ export interface StoreOverrides {
   readonly messages?: Partial<MessageStore>;
   readonly changes?: Partial<ChangeLog>;
   readonly idempotency?: Partial<IdempotencyStore>;
+  readonly rooms?: Partial<RoomStore>;
   readonly ping?: Store['ping'];
 }
 
@@ -180,11 +182,12 @@ function withReplaced<T extends object>(target: T, replaced: object): T {
 
 /** A real store with some methods replaced; each concern is looked up when it is used. */
 export function wrapStore(store: Store, overrides: (real: Store) => StoreOverrides): Store {
-  const { messages = {}, changes = {}, idempotency = {}, ...own } = overrides(store);
+  const { messages = {}, changes = {}, idempotency = {}, rooms = {}, ...own } = overrides(store);
   const concerns = new Map<PropertyKey, object>([
     ['messages', messages],
     ['changes', changes],
     ['idempotency', idempotency],
+    ['rooms', rooms],
   ]);
   return new Proxy(store, {
     get(real, property) {

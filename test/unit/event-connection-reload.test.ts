@@ -24,6 +24,8 @@ class GatedAccessView extends AccessView {
   failNext = false;
   /** The gated load fails (once) after the gate opens: the feed tries again a little later. */
   failGatedLoad = false;
+  /** Every load fails while set. */
+  failLoads = false;
   #gate: Promise<void> | undefined;
   #entered: (() => void) | undefined;
 
@@ -36,6 +38,7 @@ class GatedAccessView extends AccessView {
   }
 
   override async load(): Promise<void> {
+    if (this.failLoads) throw new Error('access view: load refused');
     const gate = this.#gate;
     this.#gate = undefined;
     if (gate !== undefined) {
@@ -80,6 +83,7 @@ function connectionOptions(
     access,
     heartbeatMs: 60_000,
     stallTimeoutMs: 10_000,
+    settleWaitMs: 60_000,
     onError: (error) => errors.push(error),
     onClosed: () => undefined,
     onDropped: () => undefined,
@@ -94,19 +98,25 @@ async function until(what: string, condition: () => boolean): Promise<void> {
   assert.ok(condition(), what);
 }
 
+/** A public room `open`, and a started feed that follows a gated access view. */
+async function publicRoomFeed(store: Store) {
+  await store.rooms.put('open', null, null, new Date().toISOString(), () => ({
+    visibility: 'public',
+    topic: '',
+  }));
+  const errors: unknown[] = [];
+  const view = new GatedAccessView(store.rooms);
+  const feed = new ChangeFeed(store.changes, (error) => errors.push(error), [view]);
+  await feed.start();
+  return { errors, view, feed };
+}
+
 describe('a stream catching up while the access view is loaded again', () => {
   for (const loadFails of [false, true]) {
     it(`waits for the load${loadFails ? ', failed once and tried again,' : ''} then sends every change of a public room (none lost to the reset view)`, () =>
       withStore(sqliteEngine, {}, async (store) => {
-        await store.rooms.put('open', null, null, new Date().toISOString(), () => ({
-          visibility: 'public',
-          topic: '',
-        }));
-        const errors: unknown[] = [];
-        const view = new GatedAccessView(store.rooms);
+        const { errors, view, feed } = await publicRoomFeed(store);
         view.failGatedLoad = loadFails;
-        const feed = new ChangeFeed(store.changes, (error) => errors.push(error), [view]);
-        await feed.start();
         const res = new PassThrough();
         let text = '';
         res.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -172,4 +182,68 @@ describe('a stream catching up while the access view is loaded again', () => {
         }
       }));
   }
+});
+
+describe('a stream whose access view keeps failing to load', () => {
+  it('ends after settleWaitMs without judging anything (its client reconnects); an admin stream goes on; the feed says so until a load succeeds', () =>
+    withStore(sqliteEngine, {}, async (store) => {
+      const { errors, view, feed } = await publicRoomFeed(store);
+      const judgedRes = new PassThrough();
+      const adminRes = new PassThrough();
+      let judgedText = '';
+      let adminText = '';
+      let judgedEnded = false;
+      judgedRes.on('data', (chunk: Buffer) => (judgedText += chunk.toString()));
+      judgedRes.on('end', () => (judgedEnded = true));
+      adminRes.on('data', (chunk: Buffer) => (adminText += chunk.toString()));
+      try {
+        const start = feed.head;
+        assert.equal(feed.reloadFailing, false);
+        assert.equal(feed.unloadedFollowers, 0);
+        view.failNext = true;
+        view.failLoads = true;
+        await post(store, 'open', 'lost to nobody');
+        const latest = (await store.changes.bounds()).latest;
+        feed.wake();
+        await until('the load fails', () => feed.reloadFailing);
+        assert.equal(feed.unloadedFollowers, 1);
+        assert.notEqual(feed.settling, undefined);
+
+        const judged = new EventConnection({
+          ...connectionOptions(judgedRes, feed, view, errors),
+          actor: { subject: 'ada', admin: false },
+          settleWaitMs: 150,
+        });
+        const admin = new EventConnection({
+          ...connectionOptions(adminRes, feed, view, errors),
+          actor: { subject: 'root', admin: true },
+          settleWaitMs: 150,
+        });
+        const began = Date.now();
+        judged.begin(start, []);
+        admin.begin(start, []);
+        await until('the judged stream ends', () => judgedEnded);
+        assert.ok(Date.now() - began >= 140, 'not before its wait limit');
+        assert.equal(judged.closed, true);
+        assert.deepEqual(sentIds(judgedText), [], 'nothing judged by the unloaded view');
+        assert.deepEqual(
+          sentIds(adminText),
+          [latest],
+          'the admin stream is not judged: it goes on',
+        );
+        assert.equal(admin.closed, false);
+        assert.equal(feed.reloadFailing, true, 'still failing: tried again by its timer');
+
+        view.failLoads = false;
+        await until('a later try loads the view', () => !feed.reloadFailing);
+        assert.equal(feed.unloadedFollowers, 0);
+        assert.equal(feed.settling, undefined);
+        assert.equal(view.visibility('open'), 'public');
+        admin.end();
+      } finally {
+        judgedRes.destroy();
+        adminRes.destroy();
+        await feed.stop();
+      }
+    }));
 });
