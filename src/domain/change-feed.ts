@@ -64,8 +64,6 @@ export class ChangeFeed {
   /** The one timer that tries a failed load again. */
   #retry: NodeJS.Timeout | undefined;
   #reloadDelay = RETRY_MS;
-  /** A follower's last load failed: it waits for the retry timer (readiness says so). */
-  #loadFailed = false;
   #head = 0;
   #reading = false;
   #again = false;
@@ -97,18 +95,9 @@ export class ChangeFeed {
     return this.#settling;
   }
 
-  /** Followers reset after a failed apply and not loaded since. */
+  /** Followers reset after a failed apply and not loaded since (a gauge on /metrics). */
   get unloadedFollowers(): number {
     return this.#unloaded.size;
-  }
-
-  /**
-   * A follower's load failed and waits to be tried again: streams judged by
-   * it wait meanwhile, so the instance is not ready (a reload that succeeds
-   * at once never shows here).
-   */
-  get reloadFailing(): boolean {
-    return this.#loadFailed;
   }
 
   get subscriberCount(): number {
@@ -132,7 +121,6 @@ export class ChangeFeed {
     this.#waiters.clear();
     clearTimeout(this.#retry);
     this.#retry = undefined;
-    this.#loadFailed = false;
     this.#settle();
     await this.#stopWatching?.();
   }
@@ -260,12 +248,10 @@ export class ChangeFeed {
         this.#unloaded.delete(follower);
       } catch (error) {
         this.#onError(error);
-        this.#loadFailed = true;
         this.#retryLater();
         return;
       }
     }
-    this.#loadFailed = false;
     this.#reloadDelay = RETRY_MS;
     this.#settle();
   }

@@ -46,8 +46,6 @@ export interface EventConnectionOptions {
   readonly heartbeatMs: number;
   /** How long a client may leave a full buffer unread before it is dropped. */
   readonly stallTimeoutMs: number;
-  /** How long a judged stream waits for the access view to load again before it ends. */
-  readonly settleWaitMs: number;
   readonly onError: (error: unknown) => void;
   /** Called once, when the connection is gone for whatever reason. */
   readonly onClosed: () => void;
@@ -159,12 +157,10 @@ export class EventConnection {
           // A follower reset after a failure answers nothing until it is loaded again: judged by
           // it, a change this subject may read would be left out for good.
           const settling = this.#judges ? this.#o.feed.settling : undefined;
-          if (settling !== undefined && !(await this.#settledInTime(settling))) {
-            // Its client reconnects with its last id: to a ready instance, if there is one.
-            this.end();
-            return;
+          if (settling !== undefined) {
+            await settling;
+            if ((this.#mode as Mode) === 'closed') return;
           }
-          if ((this.#mode as Mode) === 'closed') return;
           if (this.#send(change) && !(await this.#drained())) return;
         }
         if ((this.#mode as Mode) === 'closed') return;
@@ -182,19 +178,6 @@ export class EventConnection {
     } catch (error) {
       this.#o.onError(error);
       this.end();
-    }
-  }
-
-  /** True once `settling` resolves, false if it did not within the wait limit. */
-  async #settledInTime(settling: Promise<void>): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), this.#o.settleWaitMs);
-    });
-    try {
-      return await Promise.race([settling.then(() => true), expired]);
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -34,12 +34,6 @@ export interface EventStreamOptions {
 
 /** How long a browser waits before reconnecting after the stream ends. */
 const RETRY_MS = 2000;
-/**
- * How long a signed-in non-admin's stream waits for the feed's access view
- * to load again (after a failure) before it ends: its client reconnects with
- * its last id, to a ready instance if there is one, and loses nothing.
- */
-const SETTLE_WAIT_MS = 10_000;
 /** Retry-After (seconds) when a stream cap is reached. */
 const FULL_RETRY_AFTER = 5;
 const SEQ = /^[0-9]{1,16}$/;
@@ -219,7 +213,6 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
         access: options.access,
         heartbeatMs: options.heartbeatMs,
         stallTimeoutMs: options.heartbeatMs,
-        settleWaitMs: SETTLE_WAIT_MS,
         onError: (err) => request.log.error({ err }, 'event stream failed'),
         onClosed: forget,
         onDropped: () => {

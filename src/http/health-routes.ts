@@ -1,8 +1,4 @@
-/**
- * Liveness and readiness. Readiness: the store answers, its migrations are
- * applied, nothing the instance keeps in step with the log failed to load,
- * and we are not stopping.
- */
+/** Liveness and readiness. Readiness: the store answers, its migrations are applied, and we are not stopping. */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { AppError, ErrorKinds, isAppError } from '../errors.ts';
@@ -11,8 +7,6 @@ import { problemResponses } from './responses.ts';
 export interface HealthOptions {
   readonly ping: () => Promise<void>;
   readonly isStopping: () => boolean;
-  /** Why the instance cannot serve as it should though its store answers (undefined: nothing). */
-  readonly degraded: () => string | undefined;
 }
 
 export const HealthStatusSchema = Type.Object(
@@ -45,7 +39,7 @@ export function registerHealthRoutes(app: FastifyInstance, options: HealthOption
         operationId: 'getReadiness',
         summary: 'Readiness: the store answers and its migrations are applied',
         description:
-          '503 (with Retry-After) while the store is unreachable, while what the instance keeps in step with the change log (who may read which room) failed to load and waits to be tried again (event streams of signed-in non-admins wait meanwhile), and from the start of a graceful shutdown. Spends the read budget of the rate limits (a probe every few seconds is far within it).',
+          '503 (with Retry-After) while the store is unreachable and from the start of a graceful shutdown. Spends the read budget of the rate limits (a probe every few seconds is far within it).',
         tags: ['operations'],
         response: {
           200: probeAnswer('Ready: `{"status":"ready"}`'),
@@ -67,12 +61,6 @@ export function registerHealthRoutes(app: FastifyInstance, options: HealthOption
           cause: error,
         });
       });
-      const degraded = options.degraded();
-      if (degraded !== undefined) {
-        throw new AppError(ErrorKinds.storeUnavailable, degraded, {
-          headers: { 'retry-after': '1' },
-        });
-      }
       return { status: 'ready' };
     },
   );

@@ -130,14 +130,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     token: config.metricsToken,
     unloadedFollowers: () => deps.feed.unloadedFollowers,
   });
-  registerHealthRoutes(app, {
-    ping: deps.ping,
-    isStopping: deps.isStopping,
-    degraded: () =>
-      deps.feed.reloadFailing
-        ? 'What this instance keeps in step with the change log failed to load; it is tried again.'
-        : undefined,
-  });
+  registerHealthRoutes(app, { ping: deps.ping, isStopping: deps.isStopping });
   await app.register(messageRoutes, {
     service: deps.service,
     idempotency: deps.idempotency,

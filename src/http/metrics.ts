@@ -77,7 +77,7 @@ export function registerMetrics(
   });
   new Gauge({
     name: 'change_feed_followers_unloaded',
-    help: 'Change-feed followers not loaded after a failure (while above 0, streams of signed-in non-admins wait and /readyz answers 503)',
+    help: "Change-feed followers (the access view, the rooms' recent messages) not loaded again after a failure; while above 0, event streams of signed-in non-admins wait",
     registers: [registry],
     collect() {
       this.set(options.unloadedFollowers());

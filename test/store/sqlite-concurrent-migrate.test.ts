@@ -1,7 +1,7 @@
 /**
- * Processes started together on one SQLite file all come up: they
- * migrate one at a time, so none applies a migration another has applied
- * ("table already exists"), and each version is recorded once.
+ * Processes started together on one SQLite file all come up: none applies
+ * a migration another has applied meanwhile ("table already exists"), and
+ * each version is recorded once.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -40,36 +40,40 @@ function migrator(file: string) {
   return { child, ready, exited };
 }
 
-test(`${PROCESSES} processes migrating one file at the same moment all succeed`, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sqlite-concurrent-migrate-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  for (let round = 0; round < ROUNDS; round++) {
-    const file = join(dir, `round-${round}.db`);
-    // A file that exists, with its (empty) record of versions: what processes find on an upgrade.
-    // No process then waits for the lock just to read which versions are applied.
-    const made = new Database(file);
-    made.pragma('journal_mode = WAL');
-    made.exec(
-      'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-    );
-    made.close();
-    const all = Array.from({ length: PROCESSES }, () => migrator(file));
-    // Every process has loaded and opened the file before any migrates: they overlap for sure.
-    await Promise.all(all.map((m) => m.ready));
-    for (const m of all) m.child.stdin!.end('go\n');
-    const results = await Promise.all(all.map((m) => m.exited));
-    for (const { code, lines } of results) {
-      assert.deepEqual(lines, ['ready', 'migrated'], lines.join('\n'));
-      assert.equal(code, 0);
-    }
-    const check = new Database(file, { readonly: true });
-    try {
-      assert.deepEqual(
-        check.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all(),
-        sqliteMigrations.map((m) => m.version),
+test(
+  `${PROCESSES} processes migrating one file at the same moment all succeed`,
+  { timeout: 120_000 },
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'sqlite-concurrent-migrate-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    for (let round = 0; round < ROUNDS; round++) {
+      const file = join(dir, `round-${round}.db`);
+      // A file that exists, with its (empty) record of versions: what processes find on an upgrade.
+      // No process then waits for the lock just to read which versions are applied.
+      const made = new Database(file);
+      made.pragma('journal_mode = WAL');
+      made.exec(
+        'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
       );
-    } finally {
-      check.close();
+      made.close();
+      const all = Array.from({ length: PROCESSES }, () => migrator(file));
+      // Every process has loaded and opened the file before any migrates: they overlap for sure.
+      await Promise.all(all.map((m) => m.ready));
+      for (const m of all) m.child.stdin!.end('go\n');
+      const results = await Promise.all(all.map((m) => m.exited));
+      for (const { code, lines } of results) {
+        assert.deepEqual(lines, ['ready', 'migrated'], lines.join('\n'));
+        assert.equal(code, 0);
+      }
+      const check = new Database(file, { readonly: true });
+      try {
+        assert.deepEqual(
+          check.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all(),
+          sqliteMigrations.map((m) => m.version),
+        );
+      } finally {
+        check.close();
+      }
     }
-  }
-});
+  },
+);

@@ -9,26 +9,19 @@ import { searchText } from '../../domain/search-text.ts';
 
 /**
  * Processes that start together on one file (a restart overlapping the old
- * process, two starts by mistake) migrate one at a time: the whole run holds
- * SQLite's write lock (BEGIN IMMEDIATE), so the second reads the versions
- * only once the first committed them. Each migration is a savepoint inside
- * it: all or nothing, and one that fails leaves those before it applied, as
- * on every engine.
+ * process, two starts by mistake) may both find a migration pending: each
+ * migration runs in an IMMEDIATE transaction that first looks again whether
+ * it was applied meanwhile, so the second process waits for the first's
+ * write lock and then skips it. Each migration commits on its own: an upgrade
+ * cut short keeps the ones done, and a process still serving gets its writes
+ * in between.
  */
 export function sqliteMigrationTarget(db: Database.Database): MigrationTarget {
   // Migration 5 indexes existing messages: their normalized text is made by the same function
   // as at write time, since SQLite has no NFKC of its own.
   db.function('search_text', { deterministic: true }, (content) => searchText(String(content)));
   return {
-    async withLock(work) {
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        await work();
-      } finally {
-        // A failed migration's savepoint is already undone: the ones before it stay applied.
-        if (db.inTransaction) db.exec('COMMIT');
-      }
-    },
+    withLock: (work) => work(),
     appliedVersions() {
       db.exec(
         'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
@@ -36,14 +29,15 @@ export function sqliteMigrationTarget(db: Database.Database): MigrationTarget {
       return db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[];
     },
     apply(migration) {
+      const applied = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').pluck();
       const record = db.prepare(
         'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
       );
-      // Inside withLock's transaction the driver makes this a savepoint.
       db.transaction(() => {
+        if (applied.get(migration.version) !== undefined) return;
         db.exec(migration.sql);
         record.run(migration.version, migration.name, new Date().toISOString());
-      })();
+      }).immediate();
     },
   };
 }
