@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Request counts and latency histograms by method, route and status, open event streams, store-operation latency by operation and engine, plus process metrics, in the Prometheus text format. With METRICS_TOKEN set it needs `Authorization: Bearer <METRICS_TOKEN>`; otherwise, when authentication is on, a valid bearer JWT (any subject; not from the URL); with neither, it is open.
+         * @description Request counts and latency histograms by method, route and status, open event streams, change-feed followers not loaded after a failure, store-operation latency by operation and engine, plus process metrics, in the Prometheus text format. With METRICS_TOKEN set it needs `Authorization: Bearer <METRICS_TOKEN>`; otherwise, when authentication is on, a valid bearer JWT (any subject; not from the URL); with neither, it is open.
          */
         get: operations["getMetrics"];
         put?: never;
