@@ -1,7 +1,9 @@
 /**
  * Versioned schema upgrades, run the same way on every engine: under the
- * engine's migration lock, each migration not yet applied, in version order,
- * each in a transaction of its own together with its record. An engine
+ * engine's migration lock (if it has one: SQLite's instead looks again
+ * inside each migration's write transaction), each migration not yet
+ * applied, in version order, each in a transaction of its own together with
+ * its record. An engine
  * supplies the three steps (its migrations.ts); a released migration never
  * changes, new ones are appended.
  */

@@ -31,6 +31,11 @@ import { sqliteMigrations, sqliteMigrationTarget } from './migrations.ts';
 import { WalSync } from './wal-sync.ts';
 import { WriteBatcher } from './write-batcher.ts';
 
+/** How long a statement waits for another connection's lock. */
+const BUSY_TIMEOUT_MS = 5000;
+/** How long migrate() waits for another process's migration (one can take minutes at 1M messages). */
+const MIGRATION_BUSY_TIMEOUT_MS = 600_000;
+
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:'. */
   readonly filename: string;
@@ -88,8 +93,8 @@ export class SqliteStore implements Store {
     this.#syncWal = options.synchronous === 'full' && options.filename !== ':memory:';
     this.#db = openDatabase(options.filename);
     // First: another process may hold the write lock (migrating) while this one sets WAL.
-    pragma(this.#db, 'busy_timeout = 5000');
-    pragma(this.#db, 'journal_mode = WAL');
+    pragma(this.#db, `busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    enableWal(this.#db);
     // With #syncWal, NORMAL: the log is written at commit and synced by WalSync before any
     // answer (SQLite still syncs around checkpoints, so the file is always consistent).
     pragma(
@@ -142,7 +147,14 @@ export class SqliteStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    await runMigrations(sqliteMigrationTarget(this.#db), sqliteMigrations);
+    // Another process starting on this file may hold the write lock for a whole migration
+    // (minutes on a large upgrade): wait for it rather than fail to start.
+    pragma(this.#db, `busy_timeout = ${MIGRATION_BUSY_TIMEOUT_MS}`);
+    try {
+      await runMigrations(sqliteMigrationTarget(this.#db), sqliteMigrations);
+    } finally {
+      pragma(this.#db, `busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
     this.#concerns ??= concernsOf(this.#session);
     const { changes } = this.#concerns;
     if (this.#syncWal && this.#walSync === undefined) {
@@ -221,4 +233,27 @@ function concernsOf(session: SqliteSession): Concerns {
     readMarkers,
     reactions,
   };
+}
+
+/**
+ * Switching a new file to WAL needs an exclusive lock that busy_timeout does
+ * not wait for: another process opening the file at the same moment makes it
+ * fail at once ("database is locked"). Tried again for a while; a short
+ * blocking sleep is fine here, as this runs once, at start.
+ */
+function enableWal(db: Database.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      const [row] = pragma(db, 'journal_mode = WAL') as { journal_mode: string }[];
+      // An in-memory database stays 'memory'; anything else but 'wal' means it did not switch.
+      if (row?.journal_mode === 'wal' || row?.journal_mode === 'memory') return;
+      if (Date.now() > deadline) throw new Error(`journal_mode stayed ${row?.journal_mode}`);
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline)
+        throw error;
+    }
+    Atomics.wait(pause, 0, 0, 20);
+  }
 }
