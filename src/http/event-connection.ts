@@ -25,7 +25,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Actor } from '../domain/actor.ts';
 import type { Change } from '../domain/change.ts';
-import { mayReadNow, mayReceive, type AccessLookup } from '../domain/room-access.ts';
+import { judgedReader, mayReadNow, mayReceive, type AccessLookup } from '../domain/room-access.ts';
 import type { ChangeBatch, ChangeFeed } from '../domain/change-feed.ts';
 import { changeFrame, heartbeatFrame, resetFrame, type ResetReason } from './event-frames.ts';
 
@@ -72,7 +72,7 @@ export class EventConnection {
 
   constructor(options: EventConnectionOptions) {
     this.#o = options;
-    this.#judges = options.actor !== null && !options.actor.admin;
+    this.#judges = judgedReader(options.actor) !== null;
     options.res.once('close', () => this.#closed());
   }
 

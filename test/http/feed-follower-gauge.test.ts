@@ -9,19 +9,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '../events/event-helpers.ts';
 import { engines, skipUnlessEngine } from '../support/engines.ts';
 import { withWrappedStore, type ContractApp } from './http-contract.ts';
 
 const POISON = 'poisoned-room';
-
-async function until(what: string, condition: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i += 1) {
-    if (await condition()) return;
-    await sleep(50);
-  }
-  assert.fail(`${what}: not within 10 s`);
-}
 
 async function unloadedGauge(app: ContractApp): Promise<number> {
   const text = (await app.inject({ url: '/metrics' })).body;
@@ -67,10 +59,17 @@ for (const engine of engines) {
             topic: '',
           }));
           feed.wake();
-          await until('the gauge shows the view unloaded', async () => {
-            return (await unloadedGauge(app)) === 1;
-          });
-          await until('its timer tries the load again (after 0.5 s)', async () => refused >= 2);
+          let gauge = 0;
+          const readGauge = async () => {
+            gauge = await unloadedGauge(app);
+          };
+          await eventually(
+            () => gauge === 1,
+            'the gauge shows the view unloaded',
+            10_000,
+            readGauge,
+          );
+          await eventually(() => refused >= 2, 'its timer tries the load again (after 0.5 s)');
           assert.equal(await unloadedGauge(app), 1, 'still failing, still counted');
           assert.notEqual(feed.settling, undefined);
           assert.equal((await app.inject({ url: '/readyz' })).statusCode, 200);
@@ -78,9 +77,7 @@ for (const engine of engines) {
           assert.equal(listed.statusCode, 200, 'the API is served');
 
           refuseSnapshot = false;
-          await until('a later try loads the view', async () => {
-            return (await unloadedGauge(app)) === 0;
-          });
+          await eventually(() => gauge === 0, 'a later try loads the view', 10_000, readGauge);
           assert.equal(feed.settling, undefined);
         },
       );

@@ -14,16 +14,10 @@ import type { Change } from '../../src/domain/change.ts';
 import { ChangeFeed, type ChangeBatch, type FeedFollower } from '../../src/domain/change-feed.ts';
 import type { Store } from '../../src/domain/store.ts';
 import { sqliteEngine } from '../support/engines.ts';
+import { eventually } from '../events/event-helpers.ts';
 import { withStore } from '../support/open-store.ts';
 
 const span = (changes: readonly Change[]) => `${changes[0]!.seq}-${changes.at(-1)!.seq}`;
-
-async function until(what: string, condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.ok(condition(), what);
-}
 
 /** Writes what `write` does, then waits until the feed has handed out all of it. */
 async function round(store: Store, feed: ChangeFeed, write: () => Promise<unknown>) {
@@ -169,7 +163,7 @@ describe('ChangeFeed: a follower whose apply fails', () => {
         const settling = feed.settling;
         assert.notEqual(settling, undefined, 'streams that judge by it are told to wait');
         // The retry (its timer does not hold the process) loads it.
-        await until('loaded again', () => feed.settling === undefined);
+        await eventually(() => feed.settling === undefined, 'loaded again');
         await round(store, feed, messages(store, 2));
 
         await assertEveryChange(store, start, batches);

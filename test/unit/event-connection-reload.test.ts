@@ -17,6 +17,7 @@ import { ChangeFeed } from '../../src/domain/change-feed.ts';
 import type { Store } from '../../src/domain/store.ts';
 import { EventConnection, type EventConnectionOptions } from '../../src/http/event-connection.ts';
 import { sqliteEngine } from '../support/engines.ts';
+import { eventually } from '../events/event-helpers.ts';
 import { withStore } from '../support/open-store.ts';
 
 /** An access view that fails the next apply when told to, and whose next load waits for a gate. */
@@ -92,11 +93,6 @@ function connectionOptions(
 /** The `id:` lines the stream has written so far. */
 const sentIds = (text: string) => [...text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
 
-async function until(what: string, condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 1000 && !condition(); i += 1) await sleep(10);
-  assert.ok(condition(), what);
-}
-
 /** A public room `open`, and a started feed that follows a gated access view. */
 async function publicRoomFeed(store: Store) {
   await store.rooms.put('open', null, null, new Date().toISOString(), () => ({
@@ -158,12 +154,14 @@ describe('a stream catching up while the access view is loaded again', () => {
           held.open();
           const logged = (await store.changes.since(start, 100)).map((c) => c.seq);
           assert.equal(logged.at(-1), latest);
-          await until('the stream sends every change of the public room', () =>
-            logged.every((seq) => sentIds(text).includes(seq)),
+          await eventually(
+            () => logged.every((seq) => sentIds(text).includes(seq)),
+            'the stream sends every change of the public room',
           );
           assert.deepEqual(sentIds(text), logged, 'each once, in order');
-          await until('the live stream sends the change of the failed batch', () =>
-            sentIds(liveText).includes(latest),
+          await eventually(
+            () => sentIds(liveText).includes(latest),
+            'the live stream sends the change of the failed batch',
           );
           assert.deepEqual(sentIds(liveText), [latest]);
           live.end();
@@ -201,7 +199,7 @@ describe('a stream whose access view keeps failing to load', () => {
         await post(store, 'open', 'judged late, never lost');
         const latest = (await store.changes.bounds()).latest;
         feed.wake();
-        await until('the load fails', () => errors.length >= 2);
+        await eventually(() => errors.length >= 2, 'the load fails');
         assert.equal(feed.unloadedFollowers, 1);
 
         // Heartbeats every 20 ms: a stream that judged the change by the reset view (which calls
@@ -219,8 +217,10 @@ describe('a stream whose access view keeps failing to load', () => {
         });
         judged.begin(start, []);
         admin.begin(start, []);
-        await until('the load fails again (its timer tried it)', () =>
-          errors.some((e, i) => i > 1 && (e as Error).message === 'access view: load refused'),
+        await eventually(
+          () =>
+            errors.some((e, i) => i > 1 && (e as Error).message === 'access view: load refused'),
+          'the load fails again (its timer tried it)',
         );
         assert.match(judgedText, /: heartbeat/, 'kept open by heartbeats');
         assert.deepEqual(sentIds(judgedText), [], 'nothing judged, nothing skipped');
@@ -232,9 +232,12 @@ describe('a stream whose access view keeps failing to load', () => {
         );
 
         view.failLoads = false;
-        await until('a later try loads the view', () => feed.unloadedFollowers === 0);
+        await eventually(() => feed.unloadedFollowers === 0, 'a later try loads the view');
         assert.equal(feed.settling, undefined);
-        await until('the judged stream sends the change', () => sentIds(judgedText).length > 0);
+        await eventually(
+          () => sentIds(judgedText).length > 0,
+          'the judged stream sends the change',
+        );
         assert.deepEqual(sentIds(judgedText), [latest]);
         judged.end();
         admin.end();

@@ -238,22 +238,24 @@ function concernsOf(session: SqliteSession): Concerns {
 /**
  * Switching a new file to WAL needs an exclusive lock that busy_timeout does
  * not wait for: another process opening the file at the same moment makes it
- * fail at once ("database is locked"). Tried again for a while; a short
- * blocking sleep is fine here, as this runs once, at start.
+ * fail at once ("database is locked") or leave the mode as it was. Tried
+ * again for a while; a short blocking sleep is fine here, as this runs once,
+ * at start.
  */
 function enableWal(db: Database.Database): void {
   const deadline = Date.now() + BUSY_TIMEOUT_MS;
   const pause = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
+    let mode: string;
     try {
-      const [row] = pragma(db, 'journal_mode = WAL') as { journal_mode: string }[];
-      // An in-memory database stays 'memory'; anything else but 'wal' means it did not switch.
-      if (row?.journal_mode === 'wal' || row?.journal_mode === 'memory') return;
-      if (Date.now() > deadline) throw new Error(`journal_mode stayed ${row?.journal_mode}`);
+      mode = (pragma(db, 'journal_mode = WAL')[0] as { journal_mode: string }).journal_mode;
     } catch (error) {
-      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() > deadline)
-        throw error;
+      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error;
+      mode = 'busy';
     }
+    // An in-memory database stays 'memory'.
+    if (mode === 'wal' || mode === 'memory') return;
+    if (Date.now() > deadline) throw new Error(`could not switch the file to WAL (${mode})`);
     Atomics.wait(pause, 0, 0, 20);
   }
 }
