@@ -5,13 +5,14 @@
  * profile is written, and prints where the CPU time went: the top functions
  * by self time and the time spent under each package or file.
  *
- * Usage: node --import tsx bench/cpu-profile.ts <get|create|history|around|healthz> [seconds] [stored]
+ * Usage: node --import tsx bench/cpu-profile.ts <get|create|history|around|healthz|user-rooms> [seconds] [stored]
  * The .cpuprofile files stay in bench/results/tmp/profiles/ (open them in Chrome DevTools).
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, detectCores, pinned, startServer } from './server-process.ts';
 import { seedSqlite } from './seed-data.ts';
+import { USER_ROOMS_SUBJECT, userRoomsLayout, writeRoomsSqlite } from './seed-rooms.ts';
 import { runWrk, requestsPerSecond } from './wrk-runner.ts';
 import { cpus } from 'node:os';
 
@@ -36,6 +37,7 @@ const scenarios = {
   around: { path: '/', script: 'around.lua', ids: true },
   create: { path: '/api/messages', script: 'create.lua', ids: false },
   healthz: { path: '/healthz', script: undefined, ids: false },
+  'user-rooms': { path: `/api/users/${USER_ROOMS_SUBJECT}/rooms`, script: undefined, ids: false },
 } as const;
 
 function short(url: string): string {
@@ -107,9 +109,17 @@ async function main(): Promise<void> {
   mkdirSync(OUT, { recursive: true });
   for (const f of readdirSync(OUT)) rmSync(join(OUT, f));
   const cores = detectCores(cpus().length);
-  const db = join(TMP, `profile-${stored}.db`);
+  const rooms = name === 'user-rooms';
+  const db = join(TMP, `profile-${rooms ? 'rooms-' : ''}${stored}.db`);
   const ids = join(TMP, `ids-profile-${stored}.txt`);
-  await seedSqlite(db, stored, ids);
+  if (rooms) {
+    // The bench's layout: 1,000 rooms, the subject in 200, markers of every kind.
+    const layout = userRoomsLayout();
+    await seedSqlite(db, stored, ids, layout.fill);
+    writeRoomsSqlite(db, layout.layout());
+  } else {
+    await seedSqlite(db, stored, ids);
+  }
   const port = await freePort();
   const server = await startServer({
     name: 'profiled',
@@ -134,7 +144,8 @@ async function main(): Promise<void> {
   const dirs = { lua: join(ROOT, 'bench', 'lua'), tmp: TMP };
   const run = {
     url: server.baseUrl + scenario.path,
-    connections: 50,
+    // As the bench drives each: the room list at 10 clients, the rest at 50.
+    connections: rooms ? 10 : 50,
     ...(scenario.script === undefined ? {} : { script: scenario.script }),
     ...(scenario.ids ? { args: [ids] } : {}),
   };

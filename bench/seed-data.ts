@@ -192,7 +192,8 @@ export function copySqlite(from: string, to: string): void {
 }
 
 export function removeSqlite(file: string): void {
-  for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true });
+  // '-lock': the service's hold on the file (src/store/sqlite/instance-lock.ts), once it stopped.
+  for (const suffix of ['', '-wal', '-shm', '-lock']) rmSync(file + suffix, { force: true });
 }
 
 /** Migrates a PostgreSQL schema through this build's store class. */

@@ -52,7 +52,14 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const store = timedStore(engineStore, (operation, seconds) =>
     metrics.observeStoreOperation(operation, seconds),
   );
-  await store.migrate();
+  try {
+    await store.migrate();
+  } catch (error) {
+    // A store this app made is its to close: on SQLite it holds the file (a second try in this
+    // process would wait for it).
+    if (options.store === undefined) await engineStore.close().catch(() => undefined);
+    throw error;
+  }
   const access = new AccessView(store.rooms);
   // The rooms' newest messages: kept by every batch of the feed, loaded as room lists ask.
   const { feed: changeFeed, activity } = feedWithActivity(

@@ -39,6 +39,12 @@ function integer(min: number, max: number) {
   };
 }
 
+/** An integer in range, or null when unset (the setting's default is then worked out from others). */
+function optionalInteger(min: number, max: number) {
+  const parse = integer(min, max);
+  return (raw: string): number | null => (raw === '' ? null : parse(raw));
+}
+
 function oneOf<T extends string>(...values: T[]) {
   return (raw: string): T => {
     const lower = raw.toLowerCase();
@@ -199,6 +205,14 @@ export const settings = [
     description:
       "SQLite 'synchronous' pragma: full (fsync every commit, power-loss safe), normal or off",
     parse: oneOf<SqliteSynchronous>('full', 'normal', 'off'),
+  }),
+  define({
+    key: 'sqliteInstanceWaitMs',
+    env: 'SQLITE_INSTANCE_WAIT_MS',
+    defaultValue: '',
+    description:
+      'how long a start waits for another process to let go of the SQLite file (one process per file) before it exits 1; unset: SHUTDOWN_TIMEOUT_MS + 5 s, so a restart may overlap the whole graceful stop of the process it replaces',
+    parse: optionalInteger(0, 3_600_000),
   }),
   define({
     key: 'pgPoolSize',
@@ -480,6 +494,11 @@ export function loadConfig(
     );
   }
   return Object.freeze(result);
+}
+
+/** What SQLITE_INSTANCE_WAIT_MS says, or SHUTDOWN_TIMEOUT_MS and a margin when it is unset. */
+export function sqliteInstanceWaitMs(config: Config): number {
+  return config.sqliteInstanceWaitMs ?? config.shutdownTimeoutMs + 5000;
 }
 
 /** The store DATABASE_URL names, for the start line: its engine and where it is, without credentials. */

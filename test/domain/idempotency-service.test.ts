@@ -16,6 +16,7 @@ import {
 import type { Store } from '../../src/domain/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { sqliteEngine, type TestDatabase } from '../support/engines.ts';
+import { silent } from '../support/open-store.ts';
 
 const BODY = { author: 'ada', content: 'hi' };
 
@@ -32,7 +33,7 @@ describe('IdempotencyService', () => {
 
   before(async () => {
     db = await sqliteEngine.createDatabase();
-    store = createStore(defaultConfig({ databaseUrl: db.url }), { error: () => undefined });
+    store = createStore(defaultConfig({ databaseUrl: db.url }), silent);
     await store.migrate();
   });
   after(async () => {

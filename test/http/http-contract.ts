@@ -22,6 +22,7 @@ import {
   checkedInject,
   type CheckedInject,
 } from '../support/openapi-conformance.ts';
+import { silent } from '../support/open-store.ts';
 import { startTestApp, testConfig, type TestApp } from '../support/test-app.ts';
 
 export const UTC_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -209,7 +210,7 @@ export async function withWrappedStore<T>(
   options: AppOptions = {},
 ): Promise<T> {
   const db = await engine.createDatabase();
-  const real = createStore(testConfig(db.url), { error: () => undefined });
+  const real = createStore(testConfig(db.url), silent);
   let app: ContractApp | undefined;
   try {
     app = await startContractApp(

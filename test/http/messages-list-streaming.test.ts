@@ -12,6 +12,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { STREAM_BATCH_SIZE } from '../../src/domain/message-service.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { engines, type TestDatabase } from '../support/engines.ts';
+import { silent } from '../support/open-store.ts';
 import { startTestApp, testConfig, type TestApp } from '../support/test-app.ts';
 import { eventually } from '../events/event-helpers.ts';
 import { wrapStore } from './http-contract.ts';
@@ -72,9 +73,7 @@ for (const engine of engines) {
     before(async () => {
       if (skip) return;
       db = await engine.createDatabase();
-      const store = createStore(testConfig(db.url, { sqliteSynchronous: 'off' }), {
-        error: () => undefined,
-      });
+      const store = createStore(testConfig(db.url, { sqliteSynchronous: 'off' }), silent);
       await store.migrate();
       for (let i = 0; i < total; i += 250) {
         await Promise.all(
@@ -98,7 +97,7 @@ for (const engine of engines) {
       { skip },
       async () => {
         let reads = 0;
-        const store = createStore(testConfig(db!.url), { error: () => undefined });
+        const store = createStore(testConfig(db!.url), silent);
         const counted = wrapStore(store, (real) => ({
           messages: {
             list: async (query) => {
@@ -148,7 +147,7 @@ for (const engine of engines) {
       { skip },
       async () => {
         let slow = false;
-        const store = createStore(testConfig(db!.url), { error: () => undefined });
+        const store = createStore(testConfig(db!.url), silent);
         const delayed = wrapStore(store, (real) => ({
           messages: {
             list: async (query) => {

@@ -66,7 +66,10 @@ describe('settings at start', { concurrency: 4 }, () => {
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const port = (holder.address() as { port: number }).port;
     try {
-      const { code, lines } = await refusedStart({ DATABASE_URL: db, PORT: String(port) });
+      const { code, lines } = await refusedStart({
+        DATABASE_URL: `sqlite:${join(dir, 'port-in-use.db')}`,
+        PORT: String(port),
+      });
       assert.equal(code, 1);
       assert.equal(lines.length, 1, lines.join('\n'));
       assert.match(lines[0]!, /EADDRINUSE|in use/);
@@ -100,7 +103,7 @@ describe('settings at start', { concurrency: 4 }, () => {
     const taken = (holder.address() as { port: number }).port;
     const server = startServer({
       env: { PORT: String(taken), DATABASE_URL: 'mysql://not/supported' },
-      args: ['--port', '0', '--database-url', db],
+      args: ['--port', '0', '--database-url', `sqlite:${join(dir, 'flags.db')}`],
     });
     try {
       const url = await within(server.listening, START_MS, 'listening');

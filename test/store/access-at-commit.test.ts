@@ -17,6 +17,7 @@ import type { Store } from '../../src/domain/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { engines, skipUnlessEngine, type Engine, type TestDatabase } from '../support/engines.ts';
 import { PG_BASE_URL } from '../support/prerequisites.ts';
+import { silent } from '../support/open-store.ts';
 
 let clock = Date.parse('2026-11-21T10:00:00.000Z');
 function at(): string {
@@ -31,9 +32,7 @@ function message(author: string, room = 'team'): NewMessage {
 /** A store on a fresh database with ada's private room `team`, bob a member of it, and bob's message there. */
 async function teamStore(engine: Engine) {
   const db = await engine.createDatabase();
-  const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), {
-    error: () => undefined,
-  });
+  const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), silent);
   await store.migrate();
   await store.rooms.put('team', 'ada', 'ada', at(), () => ({ visibility: 'private', topic: '' }));
   await store.members.put('team', 'bob', 'ada', at(), () => 'member');

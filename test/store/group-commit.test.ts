@@ -15,6 +15,7 @@ import type { NewMessage } from '../../src/domain/message.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { CreateBatcher, type CreateRow } from '../../src/store/postgres/create-batcher.ts';
 import { engines, skipUnlessEngine } from '../support/engines.ts';
+import { silent } from '../support/open-store.ts';
 
 let clock = Date.parse('2026-11-21T10:00:00.000Z');
 function newMessage(): NewMessage {
@@ -37,9 +38,10 @@ for (const engine of engines) {
       { skip },
       async () => {
         const db = await engine.createDatabase();
-        const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), {
-          error: () => undefined,
-        });
+        const store = createStore(
+          defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }),
+          silent,
+        );
         try {
           await store.migrate();
           const inputs = Array.from({ length: 30 }, () => newMessage());

@@ -35,11 +35,11 @@ import { batchSql as postgresReactionBatch } from '../../src/store/postgres/reac
 import { batchSql as sqliteReactionBatch } from '../../src/store/sqlite/reactions.ts';
 import { RECENT_MESSAGES_SQL as sqliteRecent } from '../../src/store/sqlite/messages.ts';
 import { postgresEngine, sqliteEngine, type TestDatabase } from '../support/engines.ts';
+import { silent } from '../support/open-store.ts';
 import { PG_BASE_URL, postgresAvailable, skipUnless } from '../support/prerequisites.ts';
 
 const ROWS = 60_000;
 const ROOMS = 12;
-const silent = { error: () => undefined };
 
 /** The i-th id of the seeded table: ids sort as i does. */
 function idOf(i: number): string {

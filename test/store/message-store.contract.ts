@@ -928,7 +928,8 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
         }
       });
 
-      test('ping resolves once migrated; before migrate() it is a 503', async (_store, db) => {
+      test('ping resolves once migrated; before migrate() it is a 503', async (store, db) => {
+        if (engine.name === 'sqlite') await store.close(); // a SQLite file belongs to one store
         const fresh = openStore(db.url);
         try {
           await assert.rejects(fresh.ping(), (e) => isAppError(e) && e.status === 503);
@@ -939,14 +940,37 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
         }
       });
 
-      test('close() may be called twice', async (_store, db) => {
+      test('close() may be called twice', async (store, db) => {
+        if (engine.name === 'sqlite') await store.close();
         const extra = openStore(db.url);
         await extra.migrate();
         await extra.close();
-        await extra.close();
-        assert.ok(true);
+        await assert.doesNotReject(extra.close());
       });
     });
+
+    if (engine.name === 'sqlite') {
+      describe('one store per file (SQLite)', () => {
+        test('a second store on an open file is refused, and opens once the first is closed', async (store, db) => {
+          const waitMs = 50;
+          assert.throws(
+            () => openStoreWith(db.url, { ...settings, sqliteInstanceWaitMs: waitMs }),
+            (e: Error) =>
+              e.name === 'SqliteFileInUse' && /is in use by another process/.test(e.message),
+          );
+          // The refused store left the first untouched.
+          const kept = await store.messages.create(newMessage());
+          await store.close();
+          const next = openStoreWith(db.url, { ...settings, sqliteInstanceWaitMs: waitMs });
+          try {
+            await next.migrate();
+            assert.deepEqual(await next.messages.get(kept.id), kept);
+          } finally {
+            await next.close();
+          }
+        });
+      });
+    }
 
     if (engine.name === 'postgres') {
       describe('several instances (PostgreSQL)', () => {

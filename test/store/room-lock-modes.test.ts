@@ -22,6 +22,7 @@ import type { Store } from '../../src/domain/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { postgresEngine, skipUnlessEngine } from '../support/engines.ts';
 import { PG_BASE_URL } from '../support/prerequisites.ts';
+import { silent } from '../support/open-store.ts';
 
 let clock = Date.parse('2026-11-24T10:00:00.000Z');
 const at = () => new Date((clock += 1)).toISOString();
@@ -77,9 +78,7 @@ async function withTeam(
 ): Promise<void> {
   const db = await postgresEngine.createDatabase();
   const schema = new URL(db.url).searchParams.get('schema')!;
-  const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), {
-    error: () => undefined,
-  });
+  const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), silent);
   const holder = new pg.Client({ connectionString: PG_BASE_URL });
   const observer = new pg.Client({ connectionString: PG_BASE_URL });
   await holder.connect();

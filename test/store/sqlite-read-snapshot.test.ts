@@ -9,12 +9,13 @@ import Database from 'better-sqlite3';
 import { defaultConfig } from '../../src/config.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { sqliteEngine } from '../support/engines.ts';
+import { silent } from '../support/open-store.ts';
 
 for (const batching of [true, false]) {
   test(`reads in one turn, another connection commits between them: batching ${batching ? 'on' : 'off'}`, async (t) => {
     const db = await sqliteEngine.createDatabase();
     const config = defaultConfig({ databaseUrl: db.url, logLevel: 'silent', batching });
-    const store = createStore(config, { error: () => undefined });
+    const store = createStore(config, silent);
     const other = new Database(db.url.slice('sqlite:'.length));
     t.after(async () => {
       other.close();

@@ -4,7 +4,8 @@ import type { Store } from '../../src/domain/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import type { Engine, TestDatabase } from './engines.ts';
 
-const silent = { error: () => undefined };
+/** A store logger that says nothing. */
+export const silent = { error: () => undefined, warn: () => undefined };
 
 export function openStoreWith(url: string, settings: Partial<Config>): Store {
   return createStore(defaultConfig({ ...settings, databaseUrl: url, logLevel: 'silent' }), silent);

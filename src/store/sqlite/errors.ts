@@ -11,3 +11,8 @@ export function toStoreError(error: unknown): unknown {
   if (UNAVAILABLE.test(error.code)) return storeUnavailable(error);
   return error;
 }
+
+/** Another connection holds the lock asked for (SQLITE_BUSY, or one of its extended codes). */
+export function isBusy(error: unknown): boolean {
+  return error instanceof SqliteError && error.code.startsWith('SQLITE_BUSY');
+}

@@ -8,8 +8,9 @@ import type { Migration, MigrationTarget } from '../../domain/migration-runner.t
 import { searchText } from '../../domain/search-text.ts';
 
 /**
- * Processes that start together on one file (a restart overlapping the old
- * process, two starts by mistake) may both find a migration pending: each
+ * The service holds its file (instance-lock.ts), but a process without that
+ * lock (an earlier version still stopping, a tool, a store opened without
+ * it) may find the same migration pending at the same time: each
  * migration runs in an IMMEDIATE transaction that first looks again whether
  * it was applied meanwhile, so the second process waits for the first's
  * write lock and then skips it. Each migration commits on its own: an upgrade

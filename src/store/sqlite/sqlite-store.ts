@@ -18,7 +18,7 @@ import type { ReactionStore } from '../../domain/reaction-store.ts';
 import type { Store } from '../../domain/store.ts';
 import { notMigrated } from '../../domain/store-errors.ts';
 import { SqliteChangeLog } from './changes.ts';
-import { toStoreError } from './errors.ts';
+import { isBusy, toStoreError } from './errors.ts';
 import { SqliteIdempotency } from './idempotency.ts';
 import { SqliteMembers } from './members.ts';
 import { openDatabase, pragma } from './native-handles.ts';
@@ -28,6 +28,7 @@ import { SqliteReadMarkers } from './read-markers.ts';
 import { SqliteRooms } from './rooms.ts';
 import { runMigrations } from '../../domain/migration-runner.ts';
 import { sqliteMigrations, sqliteMigrationTarget } from './migrations.ts';
+import { InstanceLock, type InstanceLockOptions } from './instance-lock.ts';
 import { WalSync } from './wal-sync.ts';
 import { WriteBatcher } from './write-batcher.ts';
 
@@ -46,6 +47,12 @@ export interface SqliteStoreOptions {
    * transaction and flush (BATCHING=off).
    */
   readonly batching?: boolean;
+  /**
+   * The service's stores hold the file for as long as they are open
+   * (instance-lock.ts); unset: no lock (tools and tests that open a file
+   * beside a running service, or race on purpose).
+   */
+  readonly instanceLock?: InstanceLockOptions;
 }
 
 /** What the concerns share: the one connection, its read snapshot, and the group commit. */
@@ -85,22 +92,25 @@ export class SqliteStore implements Store {
   readonly #syncWal: boolean;
   #walSync: WalSync | undefined;
   readonly #batching: boolean;
+  readonly #lock: InstanceLock | undefined;
 
   constructor(options: SqliteStoreOptions) {
-    if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
+    const onDisk = options.filename !== ':memory:';
+    if (onDisk) mkdirSync(dirname(options.filename), { recursive: true });
+    // Before the file is opened: a second process must not migrate it, nor set it to WAL.
+    this.#lock =
+      onDisk && options.instanceLock !== undefined
+        ? InstanceLock.take(options.filename, options.instanceLock)
+        : undefined;
     this.#filename = options.filename;
     this.#batching = options.batching ?? true;
-    this.#syncWal = options.synchronous === 'full' && options.filename !== ':memory:';
-    this.#db = openDatabase(options.filename);
-    // First: another process may hold the write lock (migrating) while this one sets WAL.
-    pragma(this.#db, `busy_timeout = ${BUSY_TIMEOUT_MS}`);
-    enableWal(this.#db);
-    // With #syncWal, NORMAL: the log is written at commit and synced by WalSync before any
-    // answer (SQLite still syncs around checkpoints, so the file is always consistent).
-    pragma(
-      this.#db,
-      `synchronous = ${this.#syncWal ? 'NORMAL' : options.synchronous.toUpperCase()}`,
-    );
+    this.#syncWal = options.synchronous === 'full' && onDisk;
+    try {
+      this.#db = openFile(options.filename, this.#syncWal ? 'NORMAL' : options.synchronous);
+    } catch (error) {
+      this.#lock?.release();
+      throw error;
+    }
     this.#ping = this.#db.prepare('SELECT 1');
     this.#beginRead = this.#db.prepare('BEGIN');
     this.#endReadStatement = this.#db.prepare('COMMIT');
@@ -147,8 +157,9 @@ export class SqliteStore implements Store {
   }
 
   async migrate(): Promise<void> {
-    // Another process starting on this file may hold the write lock for a whole migration
-    // (minutes on a large upgrade): wait for it rather than fail to start.
+    // A process on this file without the instance lock (an earlier version still stopping, a
+    // tool) may hold the write lock for a whole migration (minutes on a large upgrade): wait for
+    // it rather than fail to start.
     pragma(this.#db, `busy_timeout = ${MIGRATION_BUSY_TIMEOUT_MS}`);
     try {
       await runMigrations(sqliteMigrationTarget(this.#db), sqliteMigrations);
@@ -175,8 +186,12 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     const walSync = this.#walSync;
     this.#walSync = undefined;
-    await walSync?.close();
-    if (this.#db.open) this.#db.close();
+    try {
+      await walSync?.close();
+    } finally {
+      if (this.#db.open) this.#db.close();
+      this.#lock?.release();
+    }
   }
 
   /** After a group commit: undefined when it is durable already, else a flush of the log. */
@@ -236,6 +251,26 @@ function concernsOf(session: SqliteSession): Concerns {
 }
 
 /**
+ * The store's connection with its settings. With synchronous=full on a file,
+ * NORMAL: the log is written at commit and synced by WalSync before any
+ * answer (SQLite still syncs around checkpoints, so the file is always
+ * consistent).
+ */
+function openFile(filename: string, synchronous: string): Database.Database {
+  const db = openDatabase(filename);
+  try {
+    // First: another process may hold the write lock (migrating) while this one sets WAL.
+    pragma(db, `busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    enableWal(db);
+    pragma(db, `synchronous = ${synchronous.toUpperCase()}`);
+    return db;
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+/**
  * Switching a new file to WAL needs an exclusive lock that busy_timeout does
  * not wait for: another process opening the file at the same moment makes it
  * fail at once ("database is locked") or leave the mode as it was. Tried
@@ -250,7 +285,7 @@ function enableWal(db: Database.Database): void {
     try {
       mode = (pragma(db, 'journal_mode = WAL')[0] as { journal_mode: string }).journal_mode;
     } catch (error) {
-      if ((error as { code?: unknown }).code !== 'SQLITE_BUSY') throw error;
+      if (!isBusy(error)) throw error;
       mode = 'busy';
     }
     // An in-memory database stays 'memory'.
