@@ -139,6 +139,8 @@ describe('room row locks on PostgreSQL', async () => {
         );
 
         const removal = store.members.remove('team', 'bob', 'ada', 'ada', () => undefined);
+        // Listened to at once, each, so that a failure is this test's, not a later one's.
+        for (const write of [post, marker, removal]) write.catch(() => undefined);
         const removing = await newlyBlocked(
           observer,
           [posting.pid, marking.pid],
@@ -180,6 +182,7 @@ describe('room row locks on PostgreSQL', async () => {
 
         // bob's removal holds the room's row (FOR UPDATE) and waits at the change log.
         const removal = store.members.remove('team', 'bob', 'ada', 'ada', () => undefined);
+        removal.catch(() => undefined);
         const removing = await newlyBlocked(observer, [holderPid], [], 'the removal');
         assert.equal(removing.waits, 'advisory');
 
