@@ -27,14 +27,26 @@ const ID_PREFIX = '{"id":"';
  */
 export function lastIdOfMessagesJson(json: string): string | undefined {
   const at = json.lastIndexOf(ID_PREFIX);
-  return at < 0 ? undefined : json.slice(at + ID_PREFIX.length, at + ID_PREFIX.length + 36);
+  return at < 0 ? undefined : idAt(json, at + ID_PREFIX.length);
+}
+
+/**
+ * The 36 characters of an id at `start`, copied. V8 answers a slice of 13
+ * characters or more as a view that keeps the whole string alive: the last id
+ * of a streamed list's batch, carried into the next batch's query, kept the
+ * batch's JSON (about 155 KB) alive as long as that query was (on PostgreSQL,
+ * past its end: see PostgresStore's #query), so it was promoted to the old
+ * generation; with both fixed, a streamed list of 1M ran a third of the full
+ * collections and grew RSS by half (measured). Slicing a string built around
+ * the slice makes V8 copy those characters first.
+ */
+function idAt(json: string, start: number): string {
+  return ` ${json.slice(start, start + 36)}`.slice(1);
 }
 
 /** The id of the first message in joined texts (see lastIdOfMessagesJson). */
 export function firstIdOfMessagesJson(json: string): string | undefined {
-  return json.startsWith(ID_PREFIX)
-    ? json.slice(ID_PREFIX.length, ID_PREFIX.length + 36)
-    : undefined;
+  return json.startsWith(ID_PREFIX) ? idAt(json, ID_PREFIX.length) : undefined;
 }
 
 /** The same joined texts without the last message (see lastIdOfMessagesJson for why this is exact). */

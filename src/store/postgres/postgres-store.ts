@@ -157,7 +157,13 @@ export class PostgresStore implements Store {
     return this.#withDeadline(async () => {
       try {
         const result = await this.#pool.query<R>({ name, text, values });
-        return result.rows;
+        // The rows leave the result: node-postgres' query timeout (a timer per query, whose
+        // callback reaches the query and so its result) kept every result alive through young
+        // collections, so each page's JSON was promoted to the old generation and stayed until
+        // a full collection (see idAt in message-json.ts for the figures).
+        const rows = result.rows;
+        result.rows = [];
+        return rows;
       } catch (error) {
         throw toStoreError(error);
       }
