@@ -122,10 +122,14 @@ describe('room row locks on PostgreSQL', async () => {
           undefined,
           'bob',
         );
+        // Each write is listened to where it starts (and awaited below), so that a failure
+        // while the test waits is this test's, not an unhandled rejection.
+        post.catch(() => undefined);
         const posting = await newlyBlocked(observer, [holderPid], [], 'the post');
         assert.equal(posting.waits, 'advisory', 'the post waits at the change log');
 
         const marker = store.readMarkers.put('team', 'bob', first.id, () => true, 'bob');
+        marker.catch(() => undefined);
         const marking = await newlyBlocked(
           observer,
           [holderPid, posting.pid],
@@ -139,8 +143,7 @@ describe('room row locks on PostgreSQL', async () => {
         );
 
         const removal = store.members.remove('team', 'bob', 'ada', 'ada', () => undefined);
-        // Listened to at once, each, so that a failure is this test's, not a later one's.
-        for (const write of [post, marker, removal]) write.catch(() => undefined);
+        removal.catch(() => undefined);
         const removing = await newlyBlocked(
           observer,
           [posting.pid, marking.pid],

@@ -157,10 +157,13 @@ export class PostgresStore implements Store {
     return this.#withDeadline(async () => {
       try {
         const result = await this.#pool.query<R>({ name, text, values });
-        // The rows leave the result: node-postgres' query timeout (a timer per query, whose
-        // callback reaches the query and so its result) kept every result alive through young
-        // collections, so each page's JSON was promoted to the old generation and stayed until
-        // a full collection (see idAt in message-json.ts for the figures).
+        // The rows leave the result. With node-postgres' query timeout set (a timer per query,
+        // whose callback holds the query and so its result), results survived young collections
+        // (measured with node-postgres alone: 95-123 MB of 120 MB allocated survived, 1.7 MB
+        // without the timeout, 3.9 MB with it and the rows taken out), so each page's JSON was
+        // promoted to the old generation and stayed until a full collection. Why the cleared
+        // timer still counts is not found; taking the rows out is enough (see idAt in
+        // message-json.ts for the list's figures).
         const rows = result.rows;
         result.rows = [];
         return rows;
