@@ -35,10 +35,9 @@ export function lastIdOfMessagesJson(json: string): string | undefined {
  * characters or more as a view that keeps the whole string alive: the last id
  * of a streamed list's batch, carried into the next batch's query, kept the
  * batch's JSON (about 155 KB) alive as long as that query was (on PostgreSQL,
- * past its end: see PostgresStore's #query), so it was promoted to the old
- * generation; with both fixed, a streamed list of 1M ran a third of the full
- * collections and grew RSS by half (measured). Slicing a string built around
- * the slice makes V8 copy those characters first.
+ * past its end: see PostgresStore's #query), so it reached the old
+ * generation (the README's list figures). Slicing a string built around the
+ * slice makes V8 copy those characters first.
  */
 function idAt(json: string, start: number): string {
   return ` ${json.slice(start, start + 36)}`.slice(1);

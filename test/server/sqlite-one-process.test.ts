@@ -28,6 +28,13 @@ async function createdId(base: string, content: string): Promise<string> {
   return ((await response.json()) as { id: string }).id;
 }
 
+/** A first process on `file`, listening, with one message written: `content`. */
+async function firstWith(file: string, content: string) {
+  const first = serve(file);
+  const base = await within(first.listening, START_MS, 'first listening');
+  return { first, base, id: await createdId(base, content) };
+}
+
 describe('one process per SQLite file', () => {
   const dir = tempDir();
 
@@ -59,9 +66,7 @@ describe('one process per SQLite file', () => {
 
   it('a start that overlaps the first one comes up once the first has stopped, on the same data', async () => {
     const file = join(dir, 'overlap.db');
-    const first = serve(file);
-    const firstBase = await within(first.listening, START_MS, 'first listening');
-    const id = await createdId(firstBase, 'written by the first');
+    const { first, base: firstBase, id } = await firstWith(file, 'written by the first');
     const second = serve(file, { SQLITE_INSTANCE_WAIT_MS: '60000' });
     // It says that it waits, before it listens: the wait holds its start until the first lets go.
     const waiting = await within(
@@ -85,9 +90,7 @@ describe('one process per SQLite file', () => {
 
   it('a first process killed with SIGKILL leaves no lock behind', async () => {
     const file = join(dir, 'killed.db');
-    const first = serve(file);
-    const firstBase = await within(first.listening, START_MS, 'first listening');
-    const id = await createdId(firstBase, 'before the kill');
+    const { first, id } = await firstWith(file, 'before the kill');
     first.child.kill('SIGKILL');
     assert.equal((await within(first.exited, START_MS, 'first exit')).signal, 'SIGKILL');
     // No wait at all: the lock must be free the moment the first is gone.

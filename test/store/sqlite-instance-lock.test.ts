@@ -145,8 +145,7 @@ describe('the hold on a SQLite file, in one process', () => {
     try {
       reader.prepare('BEGIN').run();
       reader.prepare('SELECT count(*) FROM sqlite_master').get();
-      const lock = InstanceLock.take(file, { waitMs: 300 });
-      lock.release();
+      assert.doesNotThrow(() => InstanceLock.take(file, { waitMs: 300 }).release());
     } finally {
       reader.close();
     }
