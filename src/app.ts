@@ -6,6 +6,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
 import { AccessView } from './domain/access-view.ts';
+import { MemberRoomsMemo } from './domain/member-rooms-memo.ts';
 import type { ChangeFeed } from './domain/change-feed.ts';
 import { IdempotencyService } from './domain/idempotency.ts';
 import { MessageService } from './domain/message-service.ts';
@@ -61,18 +62,21 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     throw error;
   }
   const access = new AccessView(store.rooms);
+  const memberships = new MemberRoomsMemo(() => changeFeed.head);
   // The rooms' newest messages: kept by every batch of the feed, loaded as room lists ask.
   const { feed: changeFeed, activity } = feedWithActivity(
     store.changes,
     (names, perRoom) => store.messages.recent(names, perRoom),
     (err) => log.error({ err }, 'change feed failed (a read of the log, or a follower)'),
-    [access],
+    [access, memberships],
   );
   const rooms = new RoomService({
     rooms: store.rooms,
     members: store.members,
     readMarkers: store.readMarkers,
     activity,
+    memberships,
+    latestSeq: async () => (await changeFeed.bounds()).latest,
     changesReached: (seq) => changeFeed.reached(seq),
     now,
     onChange: () => changeFeed.wake(),

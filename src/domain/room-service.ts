@@ -7,6 +7,7 @@
 import { AppError, ErrorKinds } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { isSelf, isSelfOrAdmin, judgedReader, mayManage, mayRead } from './room-access.ts';
+import type { MemberRoomsMemo } from './member-rooms-memo.ts';
 import type { RoomActivity } from './room-activity.ts';
 import { RoomGate, assertReadable, noSuchRoom, privateRoom } from './room-gate.ts';
 import { userRooms } from './user-rooms.ts';
@@ -47,6 +48,10 @@ export interface RoomServiceDeps {
   readonly readMarkers: ReadMarkerStore;
   /** The rooms' newest messages, kept in step with the change feed (for room lists). */
   readonly activity: RoomActivity;
+  /** Subjects' memberships as last read, kept in step with the change feed (for room lists). */
+  readonly memberships: MemberRoomsMemo;
+  /** The change log's latest seq, read from the store now. */
+  readonly latestSeq: () => Promise<number>;
   /** Resolves once the change feed has handed out every change up to `seq`. */
   readonly changesReached: (seq: number) => Promise<void>;
   readonly now: () => Date;

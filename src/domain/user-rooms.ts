@@ -1,10 +1,12 @@
 /**
- * A subject's room list: its memberships and markers from the store, each
+ * A subject's room list: its memberships and markers (from the memo when it
+ * holds them as of the log's latest seq, otherwise from the store), each
  * room's newest message and unread count from the rooms' windows
  * (room-activity.ts), which the change feed has brought up to the
  * memberships' snapshot. An unread count a window cannot tell is asked of the
  * store, for that room alone.
  */
+import type { MemberRoomsMemo } from './member-rooms-memo.ts';
 import type { RoomActivity } from './room-activity.ts';
 import type { MemberRoom, MemberStore, ReadMarkerStore } from './room-store.ts';
 import type { LastMessage, Room, UserRoom } from './room.ts';
@@ -13,6 +15,9 @@ export interface UserRoomsDeps {
   readonly members: MemberStore;
   readonly readMarkers: ReadMarkerStore;
   readonly activity: RoomActivity;
+  readonly memberships: MemberRoomsMemo;
+  /** The change log's latest seq, read from the store now. */
+  readonly latestSeq: () => Promise<number>;
   /** Resolves once the change feed has handed out every change up to `seq`. */
   readonly changesReached: (seq: number) => Promise<void>;
 }
@@ -23,9 +28,7 @@ export async function userRooms(
   subject: string,
   limit: number,
 ): Promise<UserRoom[]> {
-  const mine = await deps.members.memberRooms(subject);
-  await deps.changesReached(mine.seq);
-  let chosen: readonly MemberRoom[] = mine.rooms;
+  let chosen = await memberRooms(deps, subject);
   if (chosen.length > limit) {
     // Only the rooms that make the cut need a window (and an unread count): the others are
     // ranked by their newest message alone, so a subject in ten thousand rooms does not load
@@ -72,6 +75,18 @@ export async function userRooms(
     (r) => r,
     (r) => r.lastMessage,
   );
+}
+
+/** The subject's memberships as of now: kept ones when no change moved them, else the store's. */
+async function memberRooms(deps: UserRoomsDeps, subject: string): Promise<readonly MemberRoom[]> {
+  const latest = await deps.latestSeq();
+  await deps.changesReached(latest);
+  const kept = deps.memberships.rooms(subject, latest);
+  if (kept !== undefined) return kept;
+  const mine = await deps.members.memberRooms(subject);
+  await deps.changesReached(mine.seq);
+  deps.memberships.keep(subject, mine);
+  return mine.rooms;
 }
 
 /** Sorts in place, most recent activity first, ties by name. */

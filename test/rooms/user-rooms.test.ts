@@ -190,6 +190,30 @@ for (const overrides of [{}, AUTH] as Partial<Config>[]) {
       });
     });
 
+    it('a list after a list shows what changed between them: the room, the role, the other member’s marker leaves it be', async () => {
+      await withWorld(engine, overrides, async ({ as }) => {
+        const ada = await as('ada');
+        const bob = await as('bob');
+        await ada.putRoom('plans', { topic: 'before' });
+        const first = await ada.post('plans', 'hi');
+        await ada.putMember('plans', 'bob');
+        const [before] = await bob.read<UserRoom[]>(userRoomsPath('bob'));
+        assert.equal(before?.role, 'member');
+        // Another subject's marker is not bob's: his entry stays as it was.
+        await ada.setMarker('plans', first.id);
+        assert.deepEqual(await bob.read<UserRoom[]>(userRoomsPath('bob')), [before]);
+        const topic = await ada.put(roomPath('plans'), { topic: 'after' });
+        assert.equal(topic.statusCode, 200, topic.body);
+        const [renamed] = await bob.read<UserRoom[]>(userRoomsPath('bob'));
+        assert.equal(renamed?.topic, 'after');
+        assert.equal(renamed?.version, topic.json<Room>().version);
+        await ada.putMember('plans', 'bob', { role: 'owner' });
+        const [promoted] = await bob.read<UserRoom[]>(userRoomsPath('bob'));
+        assert.equal(promoted?.role, 'owner');
+        assert.equal(promoted?.topic, 'after');
+      });
+    });
+
     it('lastRead and unread follow the marker; unread stops at 100', async () => {
       await withWorld(engine, overrides, async ({ as }) => {
         const ada = await as('ada');

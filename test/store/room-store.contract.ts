@@ -11,6 +11,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Change } from '../../src/domain/change.ts';
 import type { Message, NewMessage } from '../../src/domain/message.ts';
 import { MAX_UNREAD, type UserRoom } from '../../src/domain/room.ts';
+import { MemberRoomsMemo } from '../../src/domain/member-rooms-memo.ts';
 import { feedWithActivity, WINDOW_SIZE } from '../../src/domain/room-activity.ts';
 import type { RoomValues } from '../../src/domain/room-store.ts';
 import { userRooms } from '../../src/domain/user-rooms.ts';
@@ -56,18 +57,22 @@ async function withRoomLists(
   store: Store,
   fn: (roomsOf: (subject: string, limit: number) => Promise<UserRoom[]>) => Promise<void>,
 ) {
+  const memberships = new MemberRoomsMemo(() => feed.head);
   const { feed, activity } = feedWithActivity(
     store.changes,
     (rooms, perRoom) => store.messages.recent(rooms, perRoom),
     (error) => {
       throw error;
     },
+    [memberships],
   );
   await feed.start();
   const deps = {
     members: store.members,
     readMarkers: store.readMarkers,
     activity,
+    memberships,
+    latestSeq: async () => (await store.changes.bounds()).latest,
     changesReached: (seq: number) => feed.reached(seq),
   };
   try {
