@@ -128,17 +128,17 @@ export class ChangeFeed {
   /**
    * Resolves once the feed has handed out every change up to `seq` (a change
    * committed through another instance may not have been read yet), or after
-   * a short while if it cannot.
+   * a short while if it cannot: true when it got there.
    */
-  reached(seq: number): Promise<void> {
-    if (this.#head >= seq || !this.#started) return Promise.resolve();
+  reached(seq: number): Promise<boolean> {
+    if (this.#head >= seq || !this.#started) return Promise.resolve(this.#head >= seq);
     return new Promise((resolve) => {
       const waiter = {
         seq,
         resolve: () => {
           clearTimeout(timer);
           this.#waiters.delete(waiter);
-          resolve();
+          resolve(this.#head >= seq);
         },
       };
       const timer = setTimeout(waiter.resolve, REACH_TIMEOUT_MS);

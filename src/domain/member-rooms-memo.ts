@@ -20,7 +20,9 @@ import type { MemberRoom, MemberRooms } from './room-store.ts';
 
 /** Subjects whose memberships are kept; the least recently listed go first. */
 const MAX_SUBJECTS = 2000;
-/** Subjects and rooms whose last change is remembered; past this everything kept is forgotten. */
+/** Memberships kept in all (a subject in more than a tenth of this is not kept at all). */
+const MAX_MEMBERSHIPS = 400_000;
+/** Subjects and rooms whose last change is remembered; past this the oldest are let go. */
 const MAX_CHANGED = 50_000;
 
 interface Entry {
@@ -36,6 +38,8 @@ export class MemberRoomsMemo implements FeedFollower {
   readonly #subjectChanged = new Map<string, number>();
   /** Room → seq of its last room.created or room.updated change applied here. */
   readonly #roomChanged = new Map<string, number>();
+  /** Memberships in all entries. */
+  #held = 0;
   #loaded = false;
   /** This memo has applied every change after this seq (its load's head) ... */
   #from = Number.POSITIVE_INFINITY;
@@ -77,7 +81,7 @@ export class MemberRoomsMemo implements FeedFollower {
     }
     if (changes.length > 0) this.#through = changes[changes.length - 1]!.seq;
     if (this.#subjectChanged.size > MAX_CHANGED || this.#roomChanged.size > MAX_CHANGED) {
-      this.#forget(this.#through);
+      this.#letGo();
     }
   }
 
@@ -91,7 +95,7 @@ export class MemberRoomsMemo implements FeedFollower {
     const entry = this.#entries.get(subject);
     if (entry === undefined) return undefined;
     if (!this.#current(subject, entry)) {
-      this.#entries.delete(subject);
+      this.#drop(subject);
       return undefined;
     }
     // Map order is insertion order: taken out and put back, it is the most recently listed.
@@ -103,13 +107,23 @@ export class MemberRoomsMemo implements FeedFollower {
   /** Keeps what the store read for the subject (a snapshot at `mine.seq`). */
   keep(subject: string, mine: MemberRooms): void {
     if (!this.#loaded || mine.seq < this.#from) return;
+    if (mine.rooms.length > MAX_MEMBERSHIPS / 10) return;
     const kept = this.#entries.get(subject);
     if (kept !== undefined && kept.seq > mine.seq) return;
-    this.#entries.delete(subject);
-    if (this.#entries.size >= MAX_SUBJECTS) {
-      this.#entries.delete(this.#entries.keys().next().value!);
+    this.#drop(subject);
+    while (
+      this.#entries.size > 0 &&
+      (this.#entries.size >= MAX_SUBJECTS || this.#held + mine.rooms.length > MAX_MEMBERSHIPS)
+    ) {
+      this.#drop(this.#entries.keys().next().value!);
     }
     this.#entries.set(subject, { rooms: mine.rooms, seq: mine.seq });
+    this.#held += mine.rooms.length;
+  }
+
+  /** Subjects kept and memberships in all (for tests). */
+  get size(): { readonly subjects: number; readonly memberships: number } {
+    return { subjects: this.#entries.size, memberships: this.#held };
   }
 
   #current(subject: string, entry: Entry): boolean {
@@ -121,9 +135,35 @@ export class MemberRoomsMemo implements FeedFollower {
     return true;
   }
 
+  #drop(subject: string): void {
+    const entry = this.#entries.get(subject);
+    if (entry === undefined) return;
+    this.#entries.delete(subject);
+    this.#held -= entry.rooms.length;
+  }
+
+  /**
+   * Too many changes remembered: those at or below the oldest kept entry's
+   * seq can never drop an entry kept now, so they go, and from then on no
+   * snapshot older than that is kept. If that is not enough (an entry kept
+   * long ago holds them back), everything goes.
+   */
+  #letGo(): void {
+    let oldest = this.#through;
+    for (const entry of this.#entries.values()) oldest = Math.min(oldest, entry.seq);
+    for (const changed of [this.#subjectChanged, this.#roomChanged]) {
+      for (const [key, seq] of changed) if (seq <= oldest) changed.delete(key);
+    }
+    this.#from = Math.max(this.#from, oldest);
+    if (this.#subjectChanged.size > MAX_CHANGED / 2 || this.#roomChanged.size > MAX_CHANGED / 2) {
+      this.#forget(this.#through);
+    }
+  }
+
   /** Drops every entry; from now on only snapshots at `from` or later are kept. */
   #forget(from: number): void {
     this.#entries.clear();
+    this.#held = 0;
     this.#subjectChanged.clear();
     this.#roomChanged.clear();
     this.#from = from;

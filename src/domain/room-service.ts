@@ -52,8 +52,8 @@ export interface RoomServiceDeps {
   readonly memberships: MemberRoomsMemo;
   /** The change log's latest seq, read from the store now. */
   readonly latestSeq: () => Promise<number>;
-  /** Resolves once the change feed has handed out every change up to `seq`. */
-  readonly changesReached: (seq: number) => Promise<void>;
+  /** Resolves once the change feed has handed out every change up to `seq` (true), or after a short while if it cannot (false). */
+  readonly changesReached: (seq: number) => Promise<boolean>;
   readonly now: () => Date;
   /** Called after every committed change, so change listeners read the log. */
   readonly onChange: () => void;

@@ -18,8 +18,8 @@ export interface UserRoomsDeps {
   readonly memberships: MemberRoomsMemo;
   /** The change log's latest seq, read from the store now. */
   readonly latestSeq: () => Promise<number>;
-  /** Resolves once the change feed has handed out every change up to `seq`. */
-  readonly changesReached: (seq: number) => Promise<void>;
+  /** Resolves once the change feed has handed out every change up to `seq` (true), or after a short while if it cannot (false). */
+  readonly changesReached: (seq: number) => Promise<boolean>;
 }
 
 /** Most recent activity first (the later of the newest message's and the room's createdAt; ties by name), at most `limit`. */
@@ -80,11 +80,12 @@ export async function userRooms(
 /** The subject's memberships as of now: kept ones when no change moved them, else the store's. */
 async function memberRooms(deps: UserRoomsDeps, subject: string): Promise<readonly MemberRoom[]> {
   const latest = await deps.latestSeq();
-  await deps.changesReached(latest);
+  const reached = await deps.changesReached(latest);
   const kept = deps.memberships.rooms(subject, latest);
   if (kept !== undefined) return kept;
   const mine = await deps.members.memberRooms(subject);
-  await deps.changesReached(mine.seq);
+  // A feed that could not reach `latest` in time will not reach the later seq either: one wait.
+  if (reached) await deps.changesReached(mine.seq);
   deps.memberships.keep(subject, mine);
   return mine.rooms;
 }

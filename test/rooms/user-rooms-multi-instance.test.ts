@@ -1,10 +1,12 @@
 /**
  * A subject's room list on one instance right after its memberships moved
  * through another (PostgreSQL, auth on). The listing instance keeps each
- * subject's memberships between lists; each write here is answered before the
- * other instance can have heard of it through NOTIFY, so a list that trusted
- * what it kept without asking where the change log stands would show the old
- * state.
+ * subject's memberships between lists (its /metrics count the store reads:
+ * one after each change of bob's, none while nothing of his moved). Each list
+ * follows the write's answer at once, usually before NOTIFY has reached the
+ * listing instance, so a list that trusted what it kept without asking where
+ * the change log stands would show the old state (it failed in round 0 or 1
+ * of every run tried so; timing decides the round, not whether).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -38,6 +40,22 @@ describe('room lists across instances (postgres, auth on)', async () => {
     await db?.cleanup();
   });
 
+  /** How many times instance `n` read a subject's memberships from the store (its /metrics). */
+  const memberReads = async (n: number) => {
+    const response = await apps[n - 1]!.app.http.inject({
+      method: 'GET',
+      url: '/metrics',
+      headers: ada.auth,
+    });
+    assert.equal(response.statusCode, 200, response.body);
+    const line = response.body
+      .split('\n')
+      .find((l) =>
+        l.startsWith('store_operation_duration_seconds_count{operation="members.memberRooms"'),
+      );
+    return line === undefined ? 0 : Number(line.split(' ').at(-1));
+  };
+
   const list = async (n: number, who: User) =>
     (await instances.call(n, who, 'GET', userRoomsPath(who.sub), undefined, 200)).json<
       UserRoom[]
@@ -57,9 +75,17 @@ describe('room lists across instances (postgres, auth on)', async () => {
 
       for (let i = 0; i < ROUNDS; i++) {
         await instances.call(2, bob, 'PUT', markerPath('plans', 'bob'), { lastRead: ids[i] }, 200);
+        const reads = await memberReads(1);
         const [entry] = await list(1, bob);
         assert.equal(entry?.lastRead, ids[i], `round ${i}: the marker set through instance 2`);
-        assert.equal(entry?.unread, ROUNDS - 1 - i);
+        // After ids[i]: the rest of the m's, and the i messages posted between earlier rounds.
+        assert.equal(entry?.unread, ROUNDS - 1);
+        assert.equal(await memberReads(1), reads + 1, `round ${i}: the moved marker read again`);
+        // Nothing of bob's moved since: instance 1 answers from what it kept, counts still fresh.
+        await instances.post(2, ada, 'plans', `between ${i}`);
+        const [again] = await list(1, bob);
+        assert.deepEqual([again?.lastRead, again?.unread], [ids[i], ROUNDS]);
+        assert.equal(await memberReads(1), reads + 1, `round ${i}: kept, not read again`);
       }
       await instances.call(2, ada, 'PUT', memberPath('plans', 'bob'), { role: 'owner' }, 200);
       assert.equal((await list(1, bob))[0]?.role, 'owner');

@@ -138,7 +138,38 @@ describe('MemberRoomsMemo', () => {
     assert.notEqual(memo.rooms('one-more', 10), undefined);
   });
 
-  it('past 50,000 changed subjects it forgets everything and keeps only snapshots from then on', async () => {
+  it('keeps at most 400,000 memberships in all, and no subject in more than 40,000 rooms', async () => {
+    const memo = await loaded(10);
+    const many = (n: number) => Array.from({ length: n }, (_, i) => `r${i}`);
+    memo.keep('huge', snapshot(10, ...many(40_001)));
+    assert.equal(memo.rooms('huge', 10), undefined, 'more than a tenth of the cap: not kept');
+    for (let i = 0; i < 10; i++) memo.keep(`s${i}`, snapshot(10, ...many(40_000)));
+    assert.deepEqual(memo.size, { subjects: 10, memberships: 400_000 });
+    memo.keep('one-more', snapshot(10, 'a'));
+    assert.deepEqual(memo.size, { subjects: 10, memberships: 360_001 });
+    assert.equal(memo.rooms('s0', 10), undefined, 'the least recently listed went to make room');
+    assert.notEqual(memo.rooms('s1', 10), undefined);
+  });
+
+  it('past 50,000 remembered changes it lets go of those older than every entry kept, and keeps the entries', async () => {
+    const memo = await loaded(0);
+    const changes = Array.from({ length: 50_001 }, (_, i) =>
+      change(i + 1, 'read-marker.updated', 'z', `s${i}`),
+    );
+    memo.keep('ada', snapshot(0, 'a'));
+    memo.apply(changes.slice(0, 50_000));
+    memo.keep('ada', snapshot(50_000, 'a')); // read again after those changes
+    memo.keep('s49999', snapshot(40_000, 'z'));
+    assert.equal(memo.rooms('s49999', 50_000), undefined, 'moved at 50,000');
+    memo.apply(changes.slice(50_000)); // s50000 at 50,001: past the limit
+    assert.notEqual(memo.rooms('ada', 50_001), undefined, 'ada was read after all of them');
+    memo.keep('bob', snapshot(49_999, 'a'));
+    assert.equal(memo.rooms('bob', 50_001), undefined, 'older than what was let go: not kept');
+    memo.apply([change(50_002, 'member.updated', 'a', 'ada')]);
+    assert.equal(memo.rooms('ada', 50_002), undefined, 'changes after the letting go still count');
+  });
+
+  it('past 50,000 remembered changes, with an entry older than all of them kept, it forgets everything', async () => {
     const memo = await loaded(0);
     memo.keep('ada', snapshot(0, 'a'));
     const changes = Array.from({ length: 50_001 }, (_, i) =>

@@ -33,14 +33,33 @@ export function messageChange(kind: ChangeKind, room: string, json: string): New
 export class PostgresChangeLog implements ChangeLog {
   readonly #session: PostgresSession;
   readonly #watch: ChangeWatchOptions;
+  readonly #batching: boolean;
   readonly #listeners = new Set<ChangeListener>();
+  /** The bounds read that has not been sent yet: everyone who asks before it goes out shares it. */
+  #nextBounds: Promise<ChangeLogBounds> | undefined;
 
-  constructor(session: PostgresSession, watch: ChangeWatchOptions) {
+  constructor(session: PostgresSession, watch: ChangeWatchOptions, batching = true) {
     this.#session = session;
     this.#watch = watch;
+    this.#batching = batching;
   }
 
-  async bounds(): Promise<ChangeLogBounds> {
+  /**
+   * Every room list asks where the log stands, and on PostgreSQL a query's
+   * cost is mostly node-postgres' own, however small the query. The reads
+   * asked for in one turn share one query, sent at the end of the turn
+   * (docs/schedulers.md): each answer was still read after its question.
+   */
+  bounds(): Promise<ChangeLogBounds> {
+    if (!this.#batching) return this.#readBounds();
+    this.#nextBounds ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.#nextBounds = undefined;
+      return this.#readBounds();
+    });
+    return this.#nextBounds;
+  }
+
+  async #readBounds(): Promise<ChangeLogBounds> {
     const rows = await this.#session.query<{ latest: string; purged_through: string }>(
       'change-log-bounds',
       `SELECT COALESCE((SELECT max(seq) FROM changes), m.purged_through) AS latest, m.purged_through

@@ -97,11 +97,11 @@ export class PostgresStore implements Store {
       withDeadline: <T>(operation: () => Promise<T>) => this.#withDeadline(operation),
     };
     this.messages = new PostgresMessages(session, options.batching ?? true);
-    this.changes = new PostgresChangeLog(session, {
-      config,
-      schema: this.#schema,
-      onError: options.onBackgroundError,
-    });
+    this.changes = new PostgresChangeLog(
+      session,
+      { config, schema: this.#schema, onError: options.onBackgroundError },
+      options.batching ?? true,
+    );
     this.idempotency = new PostgresIdempotency(session);
     this.rooms = new PostgresRooms(session);
     this.members = new PostgresMembers(session);
