@@ -5,8 +5,9 @@
  * one after each change of bob's, none while nothing of his moved). Each list
  * follows the write's answer at once, usually before NOTIFY has reached the
  * listing instance, so a list that trusted what it kept without asking where
- * the change log stands would show the old state (it failed in round 0 or 1
- * of every run tried so; timing decides the round, not whether).
+ * the change log stands would show the old state: the old marker, or an
+ * unread count without the message just posted through instance 2 (it failed
+ * in round 0 or 1 of every run tried so; timing decides which, not whether).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -74,8 +75,8 @@ describe('room lists across instances (postgres, auth on)', async () => {
       assert.deepEqual([first?.lastRead, first?.unread], [null, ROUNDS], 'joined an empty room');
 
       for (let i = 0; i < ROUNDS; i++) {
-        await instances.call(2, bob, 'PUT', markerPath('plans', 'bob'), { lastRead: ids[i] }, 200);
         const reads = await memberReads(1);
+        await instances.call(2, bob, 'PUT', markerPath('plans', 'bob'), { lastRead: ids[i] }, 200);
         const [entry] = await list(1, bob);
         assert.equal(entry?.lastRead, ids[i], `round ${i}: the marker set through instance 2`);
         // After ids[i]: the rest of the m's, and the i messages posted between earlier rounds.
