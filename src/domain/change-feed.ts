@@ -186,13 +186,16 @@ export class ChangeFeed {
           const after = this.#head;
           const changes = await this.#log.since(after, READ_BATCH);
           if (changes.length === 0 || !this.#started) break;
+          const purged = changes[0]!.seq > after + 1 && (await this.#purgedPast(after));
           // Before the followers get the batch: one that loads meanwhile (a room's window) reads
           // the log up to the head, the batch included, as it will not be handed the batch.
           this.#head = changes[changes.length - 1]!.seq;
           // A follower's failure is its own: the batch goes to the listeners and waiters once
           // the follower that missed part of it is loaded again, or its load failed. Until it is
           // loaded, `settling` is pending: a stream that judges by it waits (late, never lost).
-          if (this.#follow(changes) && this.#retry === undefined) await this.#loadAgain();
+          if (purged) this.#resetFollowers(new Error(`changes after ${after} were purged unseen`));
+          const failed = this.#follow(changes);
+          if ((failed || purged) && this.#retry === undefined) await this.#loadAgain();
           this.#handOut({ after, changes });
           if (changes.length < READ_BATCH) break;
         }
@@ -217,6 +220,24 @@ export class ChangeFeed {
     for (const waiter of this.#waiters) if (waiter.seq <= head) waiter.resolve();
   }
 
+  /**
+   * Whether changes after `after` were purged: a gap in the sequence is
+   * usually a write that rolled back, but it is also what a feed that fell
+   * behind by more than the log keeps sees. Its followers missed those changes.
+   */
+  async #purgedPast(after: number): Promise<boolean> {
+    if (this.#followers.length === 0) return false;
+    return (await this.#log.bounds()).purgedThrough > after;
+  }
+
+  /** Resets every loaded follower, as if each had failed to apply a batch (reported once). */
+  #resetFollowers(reason: Error): void {
+    this.#onError(reason);
+    for (const follower of this.#followers) {
+      if (!this.#unloaded.has(follower)) this.#unload(follower);
+    }
+  }
+
   /** Hands the batch to each loaded follower; true when one failed (reported, and reset). */
   #follow(changes: readonly Change[]): boolean {
     let failed = false;
@@ -226,13 +247,17 @@ export class ChangeFeed {
         follower.apply(changes);
       } catch (error) {
         this.#onError(error);
-        follower.reset();
-        this.#unloaded.add(follower);
-        this.#settling ??= new Promise((resolve) => (this.#settled = resolve));
+        this.#unload(follower);
         failed = true;
       }
     }
     return failed;
+  }
+
+  #unload(follower: FeedFollower): void {
+    follower.reset();
+    this.#unloaded.add(follower);
+    this.#settling ??= new Promise((resolve) => (this.#settled = resolve));
   }
 
   /**

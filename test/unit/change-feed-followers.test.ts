@@ -11,6 +11,7 @@ import { describe, it } from 'node:test';
 import { v7 as uuidv7 } from 'uuid';
 import { AccessView } from '../../src/domain/access-view.ts';
 import type { Change } from '../../src/domain/change.ts';
+import type { ChangeLog } from '../../src/domain/change-log.ts';
 import { ChangeFeed, type ChangeBatch, type FeedFollower } from '../../src/domain/change-feed.ts';
 import type { Store } from '../../src/domain/store.ts';
 import { sqliteEngine } from '../support/engines.ts';
@@ -281,6 +282,68 @@ describe('AccessView after a failed apply', () => {
         assert.equal(view.visibility('open'), 'public');
         assert.equal(errors.length, 1);
       } finally {
+        await feed.stop();
+      }
+    }));
+});
+
+describe('ChangeFeed behind the purge', () => {
+  it('resets and loads again every follower when changes after its head were purged unseen', () =>
+    withStore(sqliteEngine, {}, async (store) => {
+      // The store's log, whose reads wait while `held` (so the poll cannot read before the purge).
+      let release: () => void = () => undefined;
+      let held: Promise<void> | undefined;
+      const log: ChangeLog = {
+        bounds: () => store.changes.bounds(),
+        since: async (after, limit) => {
+          await held;
+          return store.changes.since(after, limit);
+        },
+        purge: (before) => store.changes.purge(before),
+        watch: (onChange) => store.changes.watch(onChange),
+      };
+      const events: string[] = [];
+      const errors: unknown[] = [];
+      const feed = new ChangeFeed(log, (error) => errors.push(error), [
+        new Recorder('one', events),
+        new Recorder('two', events),
+      ]);
+      await feed.start();
+      feed.subscribe((batch) => events.push(`listener ${span(batch.changes)}`));
+      try {
+        await round(store, feed, messages(store, 2));
+        const seen = feed.head;
+        held = new Promise((resolve) => (release = resolve));
+        await messages(store, 3)();
+        await store.changes.purge(new Date(Date.now() + 60_000)); // all but the newest
+        const { latest, purgedThrough } = await store.changes.bounds();
+        assert.equal(purgedThrough, latest - 1);
+        assert.ok(purgedThrough > seen + 1, 'changes the feed never read were purged');
+        events.length = 0;
+        const reached = feed.reached(latest);
+        release();
+        assert.equal(await reached, true);
+        assert.deepEqual(events, [
+          'one reset',
+          'two reset',
+          'one load',
+          'two load',
+          `listener ${latest}-${latest}`,
+        ]);
+        assert.deepEqual(
+          errors.map((e) => (e as Error).message),
+          [`changes after ${seen} were purged unseen`],
+        );
+        // The next batch, with nothing purged past the head, goes to the loaded followers as usual.
+        events.length = 0;
+        await round(store, feed, messages(store, 1));
+        assert.deepEqual(events, [
+          `one ${latest + 1}-${latest + 1}`,
+          `two ${latest + 1}-${latest + 1}`,
+          `listener ${latest + 1}-${latest + 1}`,
+        ]);
+      } finally {
+        release();
         await feed.stop();
       }
     }));
