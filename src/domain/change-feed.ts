@@ -186,17 +186,25 @@ export class ChangeFeed {
           const after = this.#head;
           const changes = await this.#log.since(after, READ_BATCH);
           if (changes.length === 0 || !this.#started) break;
-          const purged = changes[0]!.seq > after + 1 && (await this.#purgedPast(after));
+          const purgedThrough =
+            changes[0]!.seq > after + 1 ? await this.#purgedPast(after) : undefined;
+          if (!this.#started) break;
           // Before the followers get the batch: one that loads meanwhile (a room's window) reads
           // the log up to the head, the batch included, as it will not be handed the batch.
           this.#head = changes[changes.length - 1]!.seq;
           // A follower's failure is its own: the batch goes to the listeners and waiters once
           // the follower that missed part of it is loaded again, or its load failed. Until it is
           // loaded, `settling` is pending: a stream that judges by it waits (late, never lost).
-          if (purged) this.#resetFollowers(new Error(`changes after ${after} were purged unseen`));
+          if (purgedThrough !== undefined) {
+            this.#resetFollowers(new Error(`changes after ${after} were purged unseen`));
+          }
           const failed = this.#follow(changes);
-          if ((failed || purged) && this.#retry === undefined) await this.#loadAgain();
-          this.#handOut({ after, changes });
+          if ((failed || purgedThrough !== undefined) && this.#retry === undefined) {
+            await this.#loadAgain();
+          }
+          // The batch holds what the log still has: a stream that was at `after` re-reads the
+          // gap itself, finds it purged and tells its client (a reset).
+          this.#handOut({ after: purgedThrough ?? after, changes });
           if (changes.length < READ_BATCH) break;
         }
       } while (this.#again);
@@ -221,13 +229,13 @@ export class ChangeFeed {
   }
 
   /**
-   * Whether changes after `after` were purged: a gap in the sequence is
-   * usually a write that rolled back, but it is also what a feed that fell
+   * Where the log was purged through, if past `after`: a gap in the sequence
+   * is usually a write that rolled back, but it is also what a feed that fell
    * behind by more than the log keeps sees. Its followers missed those changes.
    */
-  async #purgedPast(after: number): Promise<boolean> {
-    if (this.#followers.length === 0) return false;
-    return (await this.#log.bounds()).purgedThrough > after;
+  async #purgedPast(after: number): Promise<number | undefined> {
+    const { purgedThrough } = await this.#log.bounds();
+    return purgedThrough > after ? purgedThrough : undefined;
   }
 
   /** Resets every loaded follower, as if each had failed to apply a batch (reported once). */
@@ -267,15 +275,20 @@ export class ChangeFeed {
    * MAX_RELOAD_DELAY_MS), not at every wake.
    */
   async #loadAgain(): Promise<void> {
+    let failed = false;
+    // Each is tried, whatever the others do: one left unloaded gets no batch meanwhile.
     for (const follower of [...this.#unloaded]) {
       try {
         await follower.load();
         this.#unloaded.delete(follower);
       } catch (error) {
         this.#onError(error);
-        this.#retryLater();
-        return;
+        failed = true;
       }
+    }
+    if (failed) {
+      this.#retryLater();
+      return;
     }
     this.#reloadDelay = RETRY_MS;
     this.#settle();

@@ -160,7 +160,13 @@ export class RoomActivity implements FeedFollower {
   }
 
   /** Nothing to load at start (or after a reset): windows are loaded as room lists ask for them. */
-  async load(): Promise<void> {}
+  /**
+   * Nothing to read, but windows a list built while this was unloaded (reset,
+   * its load not yet run) were given no batch meanwhile: they go too.
+   */
+  async load(): Promise<void> {
+    this.reset();
+  }
 
   /** Forgets every window, loads under way included: a batch may have reached some of them only in part. */
   reset(): void {

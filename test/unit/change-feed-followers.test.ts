@@ -290,26 +290,29 @@ describe('AccessView after a failed apply', () => {
 describe('ChangeFeed behind the purge', () => {
   it('resets and loads again every follower when changes after its head were purged unseen', () =>
     withStore(sqliteEngine, {}, async (store) => {
-      // The store's log, whose reads wait while `held` (so the poll cannot read before the purge).
+      // The store's log, whose reads wait while `held` (so the poll cannot read before the purge)
+      // and leave out the changes named in `rolledBack` (a gap as a rolled-back write leaves).
       let release: () => void = () => undefined;
       let held: Promise<void> | undefined;
+      const rolledBack = new Set<number>();
       const log: ChangeLog = {
         bounds: () => store.changes.bounds(),
         since: async (after, limit) => {
           await held;
-          return store.changes.since(after, limit);
+          return (await store.changes.since(after, limit)).filter((c) => !rolledBack.has(c.seq));
         },
         purge: (before) => store.changes.purge(before),
         watch: (onChange) => store.changes.watch(onChange),
       };
       const events: string[] = [];
       const errors: unknown[] = [];
+      const one = new Recorder('one', events);
       const feed = new ChangeFeed(log, (error) => errors.push(error), [
-        new Recorder('one', events),
+        one,
         new Recorder('two', events),
       ]);
       await feed.start();
-      feed.subscribe((batch) => events.push(`listener ${span(batch.changes)}`));
+      feed.subscribe((batch) => events.push(`listener ${batch.after}: ${span(batch.changes)}`));
       try {
         await round(store, feed, messages(store, 2));
         const seen = feed.head;
@@ -320,28 +323,35 @@ describe('ChangeFeed behind the purge', () => {
         assert.equal(purgedThrough, latest - 1);
         assert.ok(purgedThrough > seen + 1, 'changes the feed never read were purged');
         events.length = 0;
+        one.failLoads = 1; // the other is loaded all the same, and this one later
         const reached = feed.reached(latest);
         release();
         assert.equal(await reached, true);
         assert.deepEqual(events, [
           'one reset',
           'two reset',
-          'one load',
+          'one load failed',
           'two load',
-          `listener ${latest}-${latest}`,
+          // What the log still holds: a stream at `seen` re-reads the gap and finds it purged.
+          `listener ${purgedThrough}: ${latest}-${latest}`,
         ]);
         assert.deepEqual(
           errors.map((e) => (e as Error).message),
-          [`changes after ${seen} were purged unseen`],
+          [`changes after ${seen} were purged unseen`, 'one: load failed'],
         );
-        // The next batch, with nothing purged past the head, goes to the loaded followers as usual.
+        await eventually(() => feed.settling === undefined, 'one loaded by the retry timer');
+        assert.equal(events.at(-1), 'one load');
+        // A gap with nothing purged past the head (a rolled-back write's number) resets nothing.
         events.length = 0;
-        await round(store, feed, messages(store, 1));
+        rolledBack.add(latest + 1);
+        await round(store, feed, messages(store, 2));
+        const next = latest + 2;
         assert.deepEqual(events, [
-          `one ${latest + 1}-${latest + 1}`,
-          `two ${latest + 1}-${latest + 1}`,
-          `listener ${latest + 1}-${latest + 1}`,
+          `one ${next}-${next}`,
+          `two ${next}-${next}`,
+          `listener ${latest}: ${next}-${next}`,
         ]);
+        assert.equal(errors.length, 2);
       } finally {
         release();
         await feed.stop();

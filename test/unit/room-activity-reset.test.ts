@@ -191,3 +191,24 @@ describe('RoomActivity loading a window while another follower is loaded again',
     }
   });
 });
+
+describe('RoomActivity loaded again', () => {
+  it('drops the windows lists built while it was reset: the feed gave them no batch meanwhile', async () => {
+    const loads: string[][] = [];
+    const source: ActivitySource = {
+      recent: async (rooms) => {
+        loads.push([...rooms]);
+        return { seq: 0, rooms: new Map(rooms.map((r) => [r, []])) };
+      },
+      head: 0,
+      changesSince: async () => [],
+    };
+    const activity = new RoomActivity(source);
+    await activity.load();
+    activity.reset(); // the feed now hands it nothing until it is loaded again
+    await activity.windows([ROOM]); // a room list meanwhile
+    await activity.load();
+    await activity.windows([ROOM]);
+    assert.deepEqual(loads, [[ROOM], [ROOM]], 'the window built while reset was read again');
+  });
+});
