@@ -159,10 +159,10 @@ export class RoomActivity implements FeedFollower {
     this.#source = source;
   }
 
-  /** Nothing to load at start (or after a reset): windows are loaded as room lists ask for them. */
   /**
-   * Nothing to read, but windows a list built while this was unloaded (reset,
-   * its load not yet run) were given no batch meanwhile: they go too.
+   * Nothing to read (windows are loaded as room lists ask for them), but
+   * windows a list built while this was unloaded (reset, its load not yet
+   * run) were given no batch meanwhile: they go too.
    */
   async load(): Promise<void> {
     this.reset();

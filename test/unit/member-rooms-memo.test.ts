@@ -3,23 +3,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Change, ChangeKind } from '../../src/domain/change.ts';
 import { MemberRoomsMemo } from '../../src/domain/member-rooms-memo.ts';
-import type { Room } from '../../src/domain/room.ts';
 import type { MemberRooms } from '../../src/domain/room-store.ts';
-
-const room = (name: string): Room => ({
-  name,
-  visibility: 'public',
-  topic: '',
-  createdBy: null,
-  createdAt: '2026-11-01T00:00:00.000Z',
-  updatedAt: '2026-11-01T00:00:00.000Z',
-  version: 1,
-});
+import { aRoom } from '../support/room-fixtures.ts';
 
 /** The subject's memberships in `rooms`, as a store snapshot at `seq` would hand them out. */
 const snapshot = (seq: number, ...rooms: string[]): MemberRooms => ({
   seq,
-  rooms: rooms.map((name) => ({ room: room(name), role: 'member', lastRead: null })),
+  rooms: rooms.map((name) => ({ room: aRoom(name), role: 'member', lastRead: null })),
 });
 
 const change = (seq: number, kind: ChangeKind, room: string, subject: string | null): Change => ({

@@ -1,18 +1,11 @@
 /** RoomMemo: rooms by name and version, and a list's misses read once. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Room } from '../../src/domain/room.ts';
 import { RoomMemo } from '../../src/domain/room-memo.ts';
+import { aRoom } from '../support/room-fixtures.ts';
 
-const room = (name: string, version: number): Room => ({
-  name,
-  visibility: 'public',
-  topic: `v${version}`,
-  createdBy: null,
-  createdAt: '2026-11-01T00:00:00.000Z',
-  updatedAt: `2026-11-01T00:00:0${version}.000Z`,
-  version,
-});
+const room = (name: string, version: number) =>
+  aRoom(name, { topic: `v${version}`, updatedAt: `2026-11-01T00:00:0${version}.000Z`, version });
 
 describe('RoomMemo', () => {
   it('answers a room only at the version it holds', () => {

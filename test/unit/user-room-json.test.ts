@@ -2,16 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LastMessage, UserRoom } from '../../src/domain/room.ts';
 import { UserRoomJson } from '../../src/http/user-room-json.ts';
+import { aRoom } from '../support/room-fixtures.ts';
 
 function entry(name: string, over: Partial<UserRoom> = {}): UserRoom {
   return {
-    name,
-    visibility: 'public',
-    topic: '',
-    createdBy: null,
-    createdAt: '2026-11-01T00:00:00.000Z',
-    updatedAt: '2026-11-01T00:00:00.000Z',
-    version: 1,
+    ...aRoom(name),
     role: 'member',
     lastMessage: null,
     lastRead: null,
