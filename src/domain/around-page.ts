@@ -80,6 +80,11 @@ export interface AroundFilter {
   readonly behind: ListFilter;
   /** The half ahead of around: read from around outwards, in the requested order. */
   readonly ahead: ListFilter;
+  /**
+   * The page's shape without bounds, in the requested order: for an engine
+   * that reads the page as one walk from the behind half's farthest row.
+   */
+  readonly whole: ListFilter;
   /** Whether the halves search (then engines may take another way to the rows). */
   readonly search: boolean;
 }
@@ -100,12 +105,22 @@ export interface AroundHalves {
 
 const pairs = new Map<ListFilter, Map<ListFilter, AroundFilter>>();
 
-function aroundFilter(behind: ListFilter, ahead: ListFilter): AroundFilter {
+function aroundFilter(
+  behind: ListFilter,
+  ahead: ListFilter,
+  whole: () => ListFilter,
+): AroundFilter {
   let byAhead = pairs.get(behind);
   if (byAhead === undefined) pairs.set(behind, (byAhead = new Map()));
   let filter = byAhead.get(ahead);
   if (filter === undefined) {
-    filter = { name: `around(${behind.name},${ahead.name})`, behind, ahead, search: behind.search };
+    filter = {
+      name: `around(${behind.name},${ahead.name})`,
+      behind,
+      ahead,
+      whole: whole(),
+      search: behind.search,
+    };
     byAhead.set(ahead, filter);
   }
   return filter;
@@ -134,7 +149,8 @@ export function aroundHalves(
     forward === 'asc'
       ? bounded(query, forward, around, undefined, aheadSize)
       : bounded(query, forward, undefined, atOrBefore, aheadSize);
-  return { filter: aroundFilter(listFilter(behind), listFilter(ahead)), behind, ahead };
+  const whole = () => listFilter(bounded(query, forward, undefined, undefined, query.limit));
+  return { filter: aroundFilter(listFilter(behind), listFilter(ahead), whole), behind, ahead };
 }
 
 /**

@@ -582,14 +582,18 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
     });
 
     describe('around (the page centred on a message)', () => {
-      /** 10 messages in two rooms, in id order; every third says "needle". */
+      /**
+       * 10 messages in two rooms, in id order; every third says "needle"; the
+       * even ones from the third on reply to the first (a thread in room even).
+       */
       async function seed(store: Store): Promise<Message[]> {
         const out: Message[] = [];
         for (let i = 0; i < 10; i += 1) {
           const content = i % 3 === 0 ? `needle ${i}` : `hay ${i}`;
+          const replyTo = i >= 2 && i % 2 === 0 ? out[0]!.id : null;
           out.push(
             await store.messages.create(
-              newMessage({ room: i % 2 === 0 ? 'even' : 'odd', content }),
+              newMessage({ room: i % 2 === 0 ? 'even' : 'odd', content, replyTo }),
             ),
           );
         }
@@ -620,6 +624,11 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
           { query: {}, selects: () => true },
           { query: { room: 'odd' }, selects: (m) => m.room === 'odd' },
           { query: { readableBy: 'ada' }, selects: () => true },
+          { query: { replyTo: all[0]!.id }, selects: (m) => m.replyTo === all[0]!.id },
+          {
+            query: { room: 'even', replyTo: all[0]!.id, readableBy: 'ada' },
+            selects: (m) => m.replyTo === all[0]!.id,
+          },
           {
             query: { ids: [all[1]!.id, all[4]!.id, all[5]!.id, all[8]!.id] },
             selects: (m) => [1, 4, 5, 8].some((i) => all[i]!.id === m.id),

@@ -115,16 +115,19 @@ function walkSql(
 ): string {
   const where = filter.conditions.map((c) => condition(c, param));
   const filterSql = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
-  const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
-  const order =
-    filter.walk === 'room-id'
-      ? `messages.room ${direction}, messages.id ${direction}`
-      : filter.walk === 'reply-id'
-        ? `messages.reply_to ${direction}, messages.id ${direction}`
-        : `messages.id ${direction}`;
   const limit = param('integer');
   return `SELECT ${columns} FROM messages${filterSql}
-      ORDER BY ${order} LIMIT ${limit}::integer + 1`;
+      ORDER BY ${orderSql(filter)} LIMIT ${limit}::integer + 1`;
+}
+
+/** The ORDER BY of a filter's walk: its index's key, in the filter's order. */
+function orderSql(filter: ListFilter): string {
+  const direction = filter.order === 'desc' ? 'DESC' : 'ASC';
+  return filter.walk === 'room-id'
+    ? `messages.room ${direction}, messages.id ${direction}`
+    : filter.walk === 'reply-id'
+      ? `messages.reply_to ${direction}, messages.id ${direction}`
+      : `messages.id ${direction}`;
 }
 
 /** The page of one query: `count` (at most limit + 1) and the joined `json`, one row. */
@@ -241,52 +244,47 @@ export function listStatement(query: ListQuery & { readonly limit: number }): Li
 }
 
 /**
- * The behind half of an around page, read in the requested order without a
- * sort. Its walk from around outwards finds the half's farthest row (OFFSET
- * its size: the extra one, which says more lie beyond), and the half is read
- * from there back towards around: at most size + 1 rows, the extra one first.
- * Without a farthest row (fewer lie there), from the end of the key. Both are
- * walks of the index the list's own walk takes, and the farthest row's bound
- * is an index condition. In a room it takes the place of the room range's
- * open end (two upper or two lower bounds of one row comparison, the index
- * scan would start from the wrong one: it walked the room's whole history).
- * Values: the conditions' values twice, then the size twice.
+ * An around page's rows (around-page.ts) as one walk of the list's own index
+ * in the requested order, from the behind half's farthest row to as far
+ * ahead as both halves can reach: the same walk as a history page's, and
+ * one probe before it. The probe walks from around outwards, against the
+ * requested order, to the behind half's farthest row (OFFSET its size: the
+ * extra one, which says more lie beyond); without one (fewer lie there) the
+ * walk starts from the end of the key. It reads at most both halves' sizes
+ * plus their extra rows, and counts those on the behind side of around:
+ * when that side holds fewer than its share, the walk may read more than
+ * the ahead half's, and the caller cuts them off the end. (Two walks, each
+ * half's own, and the behind half read back from its farthest row cost the
+ * database about 12 µs a page more; turning the behind half round by the
+ * aggregate's ORDER BY, a sort, cost as much: measured on 1M messages.)
+ * In a room the farthest row takes the place of the room range's open end
+ * (two upper or two lower bounds of one row comparison, the index scan
+ * would start from the wrong one: it walked the room's whole history).
+ * Values: the behind half's conditions' values and its size, the whole
+ * shape's conditions' values, around, and the rows to read.
  */
-function turnedWalkSql(filter: ListFilter, param: (type: ParamType) => string): string {
-  const outwardsUp = filter.order === 'asc';
-  let room: string | undefined;
-  const where = filter.conditions.map((c) => {
+function aroundWalkSql(filter: AroundFilter, param: (type: ParamType) => string): string {
+  // A desc page's behind half lies above around, an asc page's below.
+  const behindAbove = filter.behind.order === 'asc';
+  const far = `(SELECT messages.id FROM messages${whereSql(filter.behind.conditions.map((c) => condition(c, param)))}
+      ORDER BY ${orderSql(filter.behind)} OFFSET ${param('integer')}::integer LIMIT 1)`;
+  const farEnd = `COALESCE(${far}, '${behindAbove ? MAX_ID : MIN_ID}'::uuid)`;
+  let inRoom = false;
+  const where = filter.whole.conditions.map((c) => {
     if (c.kind !== 'room-range') return condition(c, param);
-    room = param('text');
+    inRoom = true;
+    const room = param('text');
     const key = '(messages.room, messages.id)';
-    const lower = c.after
-      ? `${key} > (${room}, ${param('uuid')}::uuid)`
-      : outwardsUp
-        ? `${key} >= (${room}, '${MIN_ID}'::uuid)`
-        : undefined;
-    const upper = c.before
-      ? `${key} < (${room}, ${param('uuid')}::uuid)`
-      : outwardsUp
-        ? undefined
-        : `${key} <= (${room}, '${MAX_ID}'::uuid)`;
-    return [lower, upper].filter((b) => b !== undefined).join(' AND ');
+    return behindAbove
+      ? `${key} >= (${room}, '${MIN_ID}'::uuid) AND ${key} <= (${room}, ${farEnd})`
+      : `${key} >= (${room}, ${farEnd}) AND ${key} <= (${room}, '${MAX_ID}'::uuid)`;
   });
-  const farWhere = filter.conditions.map((c) => condition(c, param));
-  const order = (direction: string) =>
-    filter.walk === 'room-id'
-      ? `messages.room ${direction}, messages.id ${direction}`
-      : `messages.id ${direction}`;
-  const far = `(SELECT messages.id FROM messages${whereSql(farWhere)}
-      ORDER BY ${order(outwardsUp ? 'ASC' : 'DESC')} OFFSET ${param('integer')}::integer LIMIT 1)`;
-  // Outwards ascending, the farthest row is the upper end of the half; descending, the lower.
-  const [op, end] = outwardsUp ? ['<=', MAX_ID] : ['>=', MIN_ID];
-  const farEnd = `COALESCE(${far}, '${end}'::uuid)`;
-  const bound =
-    room === undefined
-      ? `messages.id ${op} ${farEnd}`
-      : `(messages.room, messages.id) ${op} (${room}, ${farEnd})`;
-  return `SELECT messages.body FROM messages${whereSql([...where, bound])}
-      ORDER BY ${order(outwardsUp ? 'DESC' : 'ASC')} LIMIT ${param('integer')}::integer + 1`;
+  if (!inRoom) where.push(`messages.id ${behindAbove ? '<=' : '>='} ${farEnd}`);
+  const behindSide = `s.id ${behindAbove ? '>' : '<='} ${param('uuid')}::uuid`;
+  return `SELECT count(*) FILTER (WHERE ${behindSide})::integer AS behind, count(*)::integer AS total,
+      string_agg(s.body, ',') AS json
+    FROM (SELECT messages.id, messages.body FROM messages${whereSql(where)}
+      ORDER BY ${orderSql(filter.whole)} LIMIT ${param('integer')}::integer) s`;
 }
 
 function whereSql(conditions: readonly string[]): string {
@@ -294,35 +292,30 @@ function whereSql(conditions: readonly string[]): string {
 }
 
 /**
- * An around page (around-page.ts) in one row: each half's rows aggregated
- * in the requested order (the behind half by turnedWalkSql, the ahead half
- * by its own walk), `behind` and `ahead` their counts (at most size + 1),
- * and `json` the page's texts joined. Each half's extra row stays in: it is
- * the first text when the behind half has one, the last when the ahead half
- * has one, and the caller cuts it off as a list page's. (Turning the behind
- * half round by the aggregate's ORDER BY cost the database 6-12 µs a page
- * more, by array subscripts about 100 µs: measured.)
+ * An around page (around-page.ts) in one row: `behind`, the rows read on the
+ * behind side of around (at most its size + 1), `total` all rows read, and
+ * `json` their texts joined in the requested order. An extra row stays in:
+ * the behind half's is the first text, and after the ahead half's size + 1
+ * rows the caller cuts the rest off, as a list page's extra row.
  */
 function aroundPageSql(filter: AroundFilter, param: (type: ParamType) => string): string {
-  // A search's behind half is read once and turned round by its aggregate: the farthest row
-  // would cost a second search (a trigram index scan, for a rare term).
+  if (!filter.search) return aroundWalkSql(filter, param);
+  // A search reads each half once and turns the behind half round by its aggregate: a walk
+  // from the farthest row would cost a second search (a trigram index scan, for a rare term).
   const direction = filter.ahead.order === 'desc' ? 'DESC' : 'ASC';
-  const behind = filter.search
-    ? walkSql(filter.behind, param, 'messages.id, messages.body')
-    : turnedWalkSql(filter.behind, param);
-  const behindOrder = filter.search ? ` ORDER BY s.id ${direction}` : '';
+  const behind = walkSql(filter.behind, param, 'messages.id, messages.body');
   const ahead = walkSql(filter.ahead, param);
-  return `SELECT b.count AS behind, a.count AS ahead, concat_ws(',', b.json, a.json) AS json
-    FROM (SELECT count(*)::integer AS count, string_agg(s.body, ','${behindOrder}) AS json
+  return `SELECT b.count AS behind, b.count + a.count AS total, concat_ws(',', b.json, a.json) AS json
+    FROM (SELECT count(*)::integer AS count, string_agg(s.body, ',' ORDER BY s.id ${direction}) AS json
         FROM (${behind}) s) b,
       (SELECT count(*)::integer AS count, string_agg(s.body, ',') AS json FROM (${ahead}) s) a`;
 }
 
-const AROUND_COLUMNS = 'p.behind, p.ahead, p.json';
+const AROUND_COLUMNS = 'p.behind, p.total, p.json';
 
 const renderedArounds = new Map<AroundFilter, { name: string; text: string }>();
 
-/** An around page's statement, rendered once per pair of shapes: one row `{latest, behind, ahead, json}`. */
+/** An around page's statement, rendered once per pair of shapes: one row `{latest, behind, total, json}`. */
 export function aroundSql(filter: AroundFilter): { name: string; text: string } {
   let sql = renderedArounds.get(filter);
   if (sql === undefined) {
@@ -342,22 +335,24 @@ export function aroundBatchSql(filter: AroundFilter): { name: string; text: stri
   return batchSql(`${filter.name}-batch`, AROUND_COLUMNS, (param) => aroundPageSql(filter, param));
 }
 
-/** The values of an around statement: each half's conditions' values, then its size. */
-export function aroundParameters(halves: AroundHalves): unknown[] {
+/** The values of an around statement, as aroundPageSql takes them. */
+export function aroundParameters(halves: AroundHalves, around: string): unknown[] {
   const { filter, behind, ahead } = halves;
-  const behindValues = listValues(filter.behind, behind, { term: searchPattern });
-  // As turnedWalkSql takes them (a search's behind half: once, as a list page's).
-  const values = filter.search
-    ? [...behindValues, behind.limit]
-    : [...behindValues, ...behindValues, behind.limit, behind.limit];
-  values.push(...listValues(filter.ahead, ahead, { term: searchPattern }));
-  values.push(ahead.limit);
+  const values = listValues(filter.behind, behind, { term: searchPattern });
+  values.push(behind.limit);
+  if (filter.search) {
+    values.push(...listValues(filter.ahead, ahead, { term: searchPattern }));
+    values.push(ahead.limit);
+  } else {
+    // The whole shape's values are the halves' but for their bounds: behind has them all.
+    values.push(...listValues(filter.whole, behind), around, behind.limit + ahead.limit + 2);
+  }
   return values;
 }
 
 /** An around page that searches, planned for its values as searchStatement says. */
-export function aroundSearchStatement(halves: AroundHalves): string {
-  const values = aroundParameters(halves);
+export function aroundSearchStatement(halves: AroundHalves, around: string): string {
+  const values = aroundParameters(halves, around);
   let next = 0;
   const param = (type: ParamType) => {
     const value = values[next++];
@@ -375,5 +370,5 @@ export function aroundStatement(
   around: string,
 ): { readonly text: string; readonly values: unknown[] } {
   const halves = aroundHalves(query, around);
-  return { text: aroundSql(halves.filter).text, values: aroundParameters(halves) };
+  return { text: aroundSql(halves.filter).text, values: aroundParameters(halves, around) };
 }

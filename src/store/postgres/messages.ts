@@ -341,16 +341,20 @@ export class PostgresMessages implements MessageStore {
     const { filter, behind, ahead } = halves;
     // A search is planned for its terms (as a search page is), never batched.
     const row = filter.search
-      ? (await this.#session.query<AroundRow>('', aroundSearchStatement(halves), []))[0]!
-      : await this.#arounds.page(filter, aroundParameters(halves));
-    // The database joined the page in order; each half's extra row, if read, is at an end.
+      ? (await this.#session.query<AroundRow>('', aroundSearchStatement(halves, around), []))[0]!
+      : await this.#arounds.page(filter, aroundParameters(halves, around));
+    // The database joined the rows in order: the behind half's extra one, if read, first; after
+    // the ahead half's size + 1, rows it need not have read (see aroundWalkSql), cut here.
+    let json = row.json ?? '';
+    let aheadRead = row.total - row.behind;
+    for (; aheadRead > ahead.limit + 1; aheadRead -= 1) json = withoutLastMessage(json);
     const moreBefore = row.behind > behind.limit;
-    const more = row.ahead > ahead.limit;
-    let json = moreBefore ? withoutFirstMessage(row.json) : row.json;
+    const more = aheadRead > ahead.limit;
+    if (moreBefore) json = withoutFirstMessage(json);
     if (more) json = withoutLastMessage(json);
     return {
       json,
-      count: Math.min(row.behind, behind.limit) + Math.min(row.ahead, ahead.limit),
+      count: Math.min(row.behind, behind.limit) + Math.min(aheadRead, ahead.limit),
       lastId: lastIdOfMessagesJson(json),
       more,
       moreBefore,
@@ -368,10 +372,11 @@ export class PostgresMessages implements MessageStore {
 /** An around page as the database answers it (list-sql.ts aroundSql). */
 interface AroundRow {
   readonly latest: string;
-  /** Each half's rows read: at most its size + 1. */
+  /** The rows read on the behind side of around (at most its size + 1), and all rows read. */
   readonly behind: number;
-  readonly ahead: number;
-  readonly json: string;
+  readonly total: number;
+  /** Null when no row was read. */
+  readonly json: string | null;
 }
 
 async function storeEdit(client: pg.PoolClient, edited: Message): Promise<void> {
