@@ -1,18 +1,17 @@
 /**
  * `around=<id>`: the page centred on a message (where a quote or a search hit
- * jumps to): the ⌈n/2⌉ messages with id <= around nearest to it and the
- * ⌊n/2⌋ after it (for `order=desc` the halves swap sides). Here the two
- * halves are described (aroundHalves), engine-neutrally as list shapes, with
- * the page's shape without bounds (`whole`). An engine reads the page in one
- * snapshot, best as one walk of the list's own index in the requested order:
- * from the behind half's farthest row (a probe from around outwards), as far
- * as both halves reach (aroundPageOfWalk), a history page's walk and a probe.
- * A search reads each half its own way (joinAroundRows). The links follow.
+ * jumps to). It is two keyset walks of the list's own shapes, side by side,
+ * so it uses the indexes a history page uses and reads about as many rows:
+ * the ⌈n/2⌉ messages with id <= around, read from around backwards, and the
+ * ⌊n/2⌋ after it, read forwards (for `order=desc` the halves swap
+ * directions). Here the two halves are described (aroundHalves), engine-
+ * neutrally as list shapes; each store reads both in one operation, in one
+ * snapshot (one statement where the engine can: MessageStore.around), and
+ * answers them joined in the requested order; the links follow from that.
  *
  * "id <= around" is "id < the id right after around": ids are 128-bit
  * numbers written as fixed-width lowercase hex, so the next number is the
- * next possible id on every engine, and no engine needs an inclusive bound at
- * around.
+ * next possible id on every engine, and no engine needs an inclusive bound.
  */
 import { listFilter, type ListFilter } from './list-filter.ts';
 import type { ListQuery } from './message.ts';
@@ -157,8 +156,8 @@ export function aroundHalves(
 /**
  * The page joined from its halves' rows, each nearest to around first (at
  * most `limit + 1`: the extra one only says more lie beyond): the behind
- * half turned round, then the ahead half. For halves read one by one (a
- * search's, on an engine that joins no rows in the database).
+ * half turned round, then the ahead half. For the engines that read rows
+ * one by one; the others join them in the database.
  */
 export function joinAroundRows(
   halves: AroundHalves,
@@ -178,40 +177,6 @@ export function joinAroundRows(
     lastId: lastIdOfMessagesJson(json),
     more: aheadRows.length > halves.ahead.limit,
     moreBefore: behindRows.length > halves.behind.limit,
-    latestSeq,
-  };
-}
-
-/**
- * The page from the rows of one walk in the requested order, from the
- * behind half's farthest row (or the end of the key, when fewer lie there)
- * on, at most both halves' sizes and their extra rows: for the engines that
- * read an around page as one walk. Its leading rows are the behind half's;
- * past the ahead half's size + 1 come rows a short behind side let the walk
- * read, left out with the halves' extra rows.
- */
-export function aroundPageOfWalk(
-  halves: AroundHalves,
-  around: string,
-  rows: readonly string[],
-  latestSeq: number,
-): AroundMessagePage {
-  // A text starts `{"id":"<id>",`: above this key exactly when its id is above around (the
-  // key's `~` sorts after the `,` of around's own text), below it when its id is not.
-  const key = `{"id":"${around}"~`;
-  const behindAbove = halves.behind.order === 'asc';
-  let behindCount = 0;
-  while (behindCount < rows.length && rows[behindCount]! > key === behindAbove) behindCount += 1;
-  const aheadCount = rows.length - behindCount;
-  const start = behindCount - Math.min(behindCount, halves.behind.limit);
-  const end = behindCount + Math.min(aheadCount, halves.ahead.limit);
-  const json = rows.slice(start, end).join(',');
-  return {
-    json,
-    count: end - start,
-    lastId: lastIdOfMessagesJson(json),
-    more: aheadCount > halves.ahead.limit,
-    moreBefore: behindCount > halves.behind.limit,
     latestSeq,
   };
 }

@@ -1,5 +1,5 @@
 /** The SQL of a message list on SQLite: the domain's list filter (list-filter.ts) in SQLite's words. */
-import { aroundHalves, type AroundFilter, type AroundHalves } from '../../domain/around-page.ts';
+import { aroundHalves } from '../../domain/around-page.ts';
 import {
   listFilter,
   listValues,
@@ -84,51 +84,16 @@ export function listStatement(query: ListQuery & { readonly limit: number }): {
   return { text: listSql(filter), values: listParameters(filter, query) };
 }
 
-const MIN_ID = '00000000-0000-0000-0000-000000000000';
-const MAX_ID = 'ffffffff-ffff-ffff-ffff-ffffffffffff';
-
 /**
- * An around page's statement (around-page.ts aroundPageOfWalk), but for a
- * search's: one walk of the list's own key in the requested order, from the
- * behind half's farthest row (a probe from around outwards, OFFSET the half's
- * size: its extra row), or from the end of the key when fewer lie there, for
- * both halves' sizes and their extra rows: one statement and one walk, not
- * one of each per half. Values: the whole shape's, the behind half's and its
- * size, then the rows to read (aroundParameters).
- */
-export function aroundSql(filter: AroundFilter): string {
-  // A desc page's behind half lies above around, an asc page's below.
-  const behindAbove = filter.behind.order === 'asc';
-  const far = `(SELECT id FROM messages${whereSql(filter.behind.conditions)}
-    ORDER BY id ${behindAbove ? 'ASC' : 'DESC'} LIMIT 1 OFFSET ?)`;
-  const conditions = filter.whole.conditions.map(condition);
-  conditions.push(
-    behindAbove ? `id <= coalesce(${far}, '${MAX_ID}')` : `id >= coalesce(${far}, '${MIN_ID}')`,
-  );
-  const direction = filter.whole.order === 'desc' ? 'DESC' : 'ASC';
-  return `SELECT body FROM messages WHERE ${conditions.join(' AND ')} ORDER BY id ${direction} LIMIT ?`;
-}
-
-/** The values of aroundSql's statement. */
-export function aroundParameters({ filter, behind, ahead }: AroundHalves): unknown[] {
-  // The whole shape's values are the halves' but for their bounds: behind has them all.
-  const values = listValues(filter.whole, behind, { ids: JSON.stringify });
-  values.push(...listValues(filter.behind, behind, { ids: JSON.stringify }));
-  values.push(behind.limit, behind.limit + ahead.limit + 2);
-  return values;
-}
-
-/**
- * An around page's statements (EXPLAIN QUERY PLAN in the plan tests): one
- * walk (aroundSql), or a search's two, each half's own list statement.
+ * An around page's statements (around-page.ts): each half's own list
+ * statement, with its extra row, read one after the other in one snapshot
+ * (EXPLAIN QUERY PLAN in the plan tests).
  */
 export function aroundStatements(
   query: ListQuery & { readonly limit: number },
   around: string,
 ): { readonly text: string; readonly values: unknown[] }[] {
-  const halves = aroundHalves(query, around);
-  const { filter, behind, ahead } = halves;
-  if (!filter.search) return [{ text: aroundSql(filter), values: aroundParameters(halves) }];
+  const { filter, behind, ahead } = aroundHalves(query, around);
   return [
     { text: listSql(filter.behind), values: listParameters(filter.behind, behind, 1) },
     { text: listSql(filter.ahead), values: listParameters(filter.ahead, ahead, 1) },

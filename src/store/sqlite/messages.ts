@@ -2,12 +2,7 @@
 import type { Statement } from 'better-sqlite3';
 import { claimLost } from '../../domain/idempotency.ts';
 import type { IdempotencyClaim } from '../../domain/idempotency-store.ts';
-import {
-  aroundHalves,
-  aroundPageOfWalk,
-  joinAroundRows,
-  type AroundFilter,
-} from '../../domain/around-page.ts';
+import { aroundHalves, joinAroundRows, type AroundHalf } from '../../domain/around-page.ts';
 import { listFilter, type ListFilter } from '../../domain/list-filter.ts';
 import type { ListQuery, Message, NewMessage } from '../../domain/message.ts';
 import { lastIdOfMessagesJson, messageJson } from '../../domain/message-json.ts';
@@ -37,13 +32,7 @@ import { toStoreError } from './errors.ts';
 import type { SqliteIdempotency } from './idempotency.ts';
 import type { SqliteReactions } from './reactions.ts';
 import type { SqliteRooms } from './rooms.ts';
-import {
-  aroundParameters,
-  aroundSql,
-  listParameters,
-  listSql,
-  MESSAGE_COLUMNS,
-} from './list-sql.ts';
+import { listParameters, listSql, MESSAGE_COLUMNS } from './list-sql.ts';
 import { SqliteSearch } from './search.ts';
 import { SqliteSearchIndex } from './search-index.ts';
 import type { SqliteSession } from './sqlite-store.ts';
@@ -79,8 +68,6 @@ export class SqliteMessages implements MessageStore {
   readonly #recent: Statement;
   /** One prepared statement per list shape. */
   readonly #lists = new Map<ListFilter, Statement>();
-  /** One prepared statement per around page's shape (but a search's). */
-  readonly #arounds = new Map<AroundFilter, Statement>();
   readonly #search: SqliteSearch;
   readonly #index: SqliteSearchIndex;
 
@@ -293,38 +280,32 @@ export class SqliteMessages implements MessageStore {
     try {
       this.#session.snapshot();
       const bounds = this.#changes.readBounds();
-      // In this snapshot (one reader: nothing between it and the bounds). A search reads each
-      // half by its own way to the rows (search.ts); any other page is one walk (aroundSql).
-      if (filter.search) {
-        const behindRows = this.#search.rows(filter.behind, behind, behind.limit + 1);
-        const aheadRows = this.#search.rows(filter.ahead, ahead, ahead.limit + 1);
-        return joinAroundRows(halves, behindRows, aheadRows, bounds.latest);
-      }
-      const rows = this.#aroundStatement(filter).all(...aroundParameters(halves)) as string[];
-      return aroundPageOfWalk(halves, around, rows, bounds.latest);
+      // Each half is the list's own statement, one after the other in this snapshot (with
+      // batching off, statements with nothing between them, as in list). One
+      // compound statement of both (a UNION ALL of the two walks as subqueries) cost more:
+      // SQLite runs each subquery as a co-routine that copies every row it yields, about 8 µs
+      // a page more than two statements (measured on 100k messages); a search takes its own
+      // way to the rows (search.ts).
+      const behindRows = this.#halfRows(filter.behind, behind);
+      const aheadRows = this.#halfRows(filter.ahead, ahead);
+      return joinAroundRows(halves, behindRows, aheadRows, bounds.latest);
     } catch (error) {
       throw toStoreError(error);
     }
   }
 
-  #aroundStatement(filter: AroundFilter): Statement {
-    return this.#prepared(this.#arounds, filter, aroundSql);
+  /** One half of an around page: its size and one more, nearest to around first. */
+  #halfRows(filter: ListFilter, half: AroundHalf): string[] {
+    return filter.search
+      ? this.#search.rows(filter, half, half.limit + 1)
+      : (this.#listStatement(filter).all(...listParameters(filter, half, 1)) as string[]);
   }
 
   #listStatement(filter: ListFilter): Statement {
-    return this.#prepared(this.#lists, filter, listSql);
-  }
-
-  /** A shape's statement (answering its first column), prepared on first use. */
-  #prepared<Shape>(
-    kept: Map<Shape, Statement>,
-    shape: Shape,
-    sql: (s: Shape) => string,
-  ): Statement {
-    let statement = kept.get(shape);
+    let statement = this.#lists.get(filter);
     if (statement === undefined) {
-      statement = this.#session.db.prepare(sql(shape)).pluck();
-      kept.set(shape, statement);
+      statement = this.#session.db.prepare(listSql(filter)).pluck();
+      this.#lists.set(filter, statement);
     }
     return statement;
   }
