@@ -5,9 +5,11 @@
  * the ⌈n/2⌉ messages with id <= around, read from around backwards, and the
  * ⌊n/2⌋ after it, read forwards (for `order=desc` the halves swap
  * directions). Here the two halves are described (aroundHalves), engine-
- * neutrally as list shapes; each store reads both in one operation, in one
- * snapshot (one statement where the engine can: MessageStore.around), and
- * answers them joined in the requested order; the links follow from that.
+ * neutrally as list shapes, with the page's shape without bounds (`whole`,
+ * for an engine that reads the page as one walk from the behind half's
+ * farthest row); each store reads both in one operation, in one snapshot
+ * (one statement where the engine can: MessageStore.around), and answers
+ * them joined in the requested order; the links follow from that.
  *
  * "id <= around" is "id < the id right after around": ids are 128-bit
  * numbers written as fixed-width lowercase hex, so the next number is the
