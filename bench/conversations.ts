@@ -39,7 +39,7 @@ const MiB = 2 ** 20;
 /** Reactions per stored message: 200,000 at 1,000,000. */
 const REACTIONS_PER_MESSAGE = 0.2;
 /** Stored pages whose summaries the summaries-only member asks for. */
-const SUMMARY_PAGES = 2000;
+export const SUMMARY_PAGES = 2000;
 /** `before` ids the pair script draws from (each wrk thread loads the list). */
 const BEFORE_IDS = 10_000;
 
@@ -83,7 +83,7 @@ interface PairExtra {
  * leaving out the first few of the table: a page before them would be short or empty, and an
  * empty page has no summaries to ask for (conversations.lua counts one as an error).
  */
-function subset(ids: readonly string[], n: number): string[] {
+export function subset(ids: readonly string[], n: number): string[] {
   const usable = ids.slice(Math.min(ids.length - 1, Math.ceil(ids.length / 1000)));
   const out: string[] = [];
   const next = random(n);
@@ -91,7 +91,7 @@ function subset(ids: readonly string[], n: number): string[] {
   return out;
 }
 
-function readIds(file: string): string[] {
+export function readIds(file: string): string[] {
   return readFileSync(file, 'utf8')
     .split('\n')
     .filter((l) => l.length > 0);
@@ -100,7 +100,7 @@ function readIds(file: string): string[] {
 const query = (ids: readonly string[]) => ids.map((id) => `messageId=${id}`).join('&');
 
 /** The summaries' queries of `SUMMARY_PAGES` stored history pages, read from SQLite. */
-function sqlitePages(file: string, befores: readonly string[]): string[] {
+export function sqlitePages(file: string, befores: readonly string[]): string[] {
   const db = new Database(file, { readonly: true });
   try {
     const page = db

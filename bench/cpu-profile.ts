@@ -1,17 +1,20 @@
 /**
  * Profiles the service's hot paths: starts the production build with
  * `node --cpu-prof` pinned to the server core, drives one scenario with wrk
- * (GET by id, POST create, the history page or the page around a message), stops the server so the
+ * (GET by id, POST create, the history page, the page around a message, or a history page's
+ * reaction summaries over 200,000 seeded reactions), stops the server so the
  * profile is written, and prints where the CPU time went: the top functions
  * by self time and the time spent under each package or file.
  *
- * Usage: node --import tsx bench/cpu-profile.ts <get|create|history|around|healthz|user-rooms> [seconds] [stored]
+ * Usage: node --import tsx bench/cpu-profile.ts <get|create|history|around|summaries|healthz|user-rooms> [seconds] [stored]
  * The .cpuprofile files stay in bench/results/tmp/profiles/ (open them in Chrome DevTools).
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort, detectCores, pinned, startServer } from './server-process.ts';
+import { readIds, sqlitePages, subset, SUMMARY_PAGES } from './conversations.ts';
 import { seedSqlite } from './seed-data.ts';
+import { seedSqliteReactions } from './seed-reactions.ts';
 import { USER_ROOMS_SUBJECT, userRoomsLayout, writeRoomsSqlite } from './seed-rooms.ts';
 import { runWrk, requestsPerSecond } from './wrk-runner.ts';
 import { cpus } from 'node:os';
@@ -35,6 +38,7 @@ const scenarios = {
   get: { path: '/', script: 'get-by-id.lua', ids: true },
   history: { path: '/', script: 'history.lua', ids: true },
   around: { path: '/', script: 'around.lua', ids: true },
+  summaries: { path: '/', script: 'summaries.lua', ids: true },
   create: { path: '/api/messages', script: 'create.lua', ids: false },
   healthz: { path: '/healthz', script: undefined, ids: false },
   'user-rooms': { path: `/api/users/${USER_ROOMS_SUBJECT}/rooms`, script: undefined, ids: false },
@@ -120,6 +124,14 @@ async function main(): Promise<void> {
   } else {
     await seedSqlite(db, stored, ids);
   }
+  let args = ids;
+  if (name === 'summaries') {
+    // As the conversations group drives it: 200,000 reactions, stored pages' 50 ids each.
+    seedSqliteReactions(db, 200_000);
+    args = join(TMP, `summaries-profile-${stored}.txt`);
+    const pages = sqlitePages(db, subset(readIds(ids), SUMMARY_PAGES));
+    writeFileSync(args, `${pages.join('\n')}\n`);
+  }
   const port = await freePort();
   const server = await startServer({
     name: 'profiled',
@@ -147,7 +159,7 @@ async function main(): Promise<void> {
     // As the bench drives each: the room list at 10 clients, the rest at 50.
     connections: rooms ? 10 : 50,
     ...(scenario.script === undefined ? {} : { script: scenario.script }),
-    ...(scenario.ids ? { args: [ids] } : {}),
+    ...(scenario.ids ? { args: [args] } : {}),
   };
   await runWrk(cores, { ...run, seconds: 2 }, dirs);
   const result = await runWrk(cores, { ...run, seconds }, dirs);
