@@ -31,9 +31,12 @@ function isApiPath(path: string): boolean {
 
 /** A request for the API: by its path, or by the route it matched (whatever its spelling). */
 export function isApiRequest(request: FastifyRequest): boolean {
-  const [path = ''] = request.url.split('?', 1);
+  // Read without splitting the URL, and the route only when the path does not tell: Fastify
+  // builds `routeOptions` afresh at each read (every request asks this).
+  const url = request.url;
+  if (url.startsWith('/api/') || url === '/api' || url.startsWith('/api?')) return true;
   const route = request.routeOptions.url;
-  return isApiPath(path) || (route !== undefined && isApiPath(route));
+  return route !== undefined && isApiPath(route);
 }
 
 function missingToken(): AppError {
