@@ -1,10 +1,12 @@
 /**
  * `around=<id>`: the page centred on a message (where a quote or a search hit
- * jumps to). It is two keyset walks of the list's own shapes, side by side,
- * so it uses the indexes a history page uses and reads about as many rows:
- * the ⌈n/2⌉ messages with id <= around, read from around backwards, and the
- * ⌊n/2⌋ after it, read forwards (for `order=desc` the halves swap
- * directions). Here the two halves are described (aroundHalves), engine-
+ * jumps to): the ⌈n/2⌉ messages with id <= around and the ⌊n/2⌋ after
+ * it, nearest to it, read as keyset walks of the list's own shapes, on the
+ * indexes a history page uses: one walk per half, from around outwards (for
+ * `order=desc` the halves swap directions), or one walk in the requested
+ * order from the behind half's farthest row (which reads up to twice the
+ * page when fewer than its share lie behind around: near an end of the
+ * history). Here the two halves are described (aroundHalves), engine-
  * neutrally as list shapes, with the page's shape without bounds (`whole`,
  * for an engine that reads the page as one walk from the behind half's
  * farthest row); each store reads both in one operation, in one snapshot
@@ -73,8 +75,9 @@ function bounded(
 }
 
 /**
- * The shapes of an around page's two halves: the same object for every page
- * of that pair of shapes (a name for its statement), as listFilter's are.
+ * The shapes of an around page's two halves and of the page as a whole: the
+ * same object for every page of that pair of shapes (a name for its
+ * statement), as listFilter's are.
  */
 export interface AroundFilter {
   readonly name: string;

@@ -146,8 +146,9 @@ export interface MessageStore {
 
   /**
    * The page of `query.limit` messages around `around` (around-page.ts
-   * aroundHalves: its two halves, each a keyset walk from around outwards),
-   * in the query's order, both halves read in one snapshot together with the
+   * aroundHalves: its two halves, read as a keyset walk each from around
+   * outwards, or as one walk from the behind half's farthest row), in the
+   * query's order, both halves read in one snapshot together with the
    * change log's latest sequence number: one operation, as a list page is.
    */
   around(query: ListQuery & { readonly limit: number }, around: string): Promise<AroundMessagePage>;

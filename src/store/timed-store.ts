@@ -65,7 +65,15 @@ function timedConcern<T extends object>(name: string, target: T, observe: Observ
       ? (...args: unknown[]) => call(args)
       : (...args: unknown[]) => {
           const start = performance.now();
-          const done = () => observe(operation, (performance.now() - start) / 1e3);
+          const done = () => {
+            // Beside the caller's promise, a throw here would be an unhandled rejection (a
+            // crash), not the caller's error: a metric must cost no operation its answer.
+            try {
+              observe(operation, (performance.now() - start) / 1e3);
+            } catch {
+              // The operation stands; only its timing is lost.
+            }
+          };
           const result = call(args);
           if (result instanceof Promise) result.then(done, done);
           else done();

@@ -131,6 +131,13 @@ function aroundShapes(): { label: string; query: Shape; around: string; index: I
           index: room === undefined ? 'primary' : 'room',
         });
       }
+      // A thread: its key (reply_to, id), with the room beside it when one is named.
+      out.push({
+        label: `around: replyTo room=${room ?? '-'} order=${order}`,
+        query: { order, limit: 50, replyTo: idOf(30_000), ...(room === undefined ? {} : { room }) },
+        around: idOf(30_200),
+        index: 'reply',
+      });
     }
   }
   return out;
@@ -642,7 +649,9 @@ describe('list plans on SQLite', () => {
           details.find((d) => /\bmessages\b/.test(d)) ?? '',
           index === 'primary'
             ? /^SEARCH messages USING PRIMARY KEY \(id[<>]\?\)/
-            : /^SEARCH messages USING (COVERING )?INDEX messages_room_id \(room=\? AND id[<>]\?\)/,
+            : index === 'reply'
+              ? /^SEARCH messages USING INDEX messages_reply_to_id \(reply_to=\? AND id[<>]\?\)/
+              : /^SEARCH messages USING (COVERING )?INDEX messages_room_id \(room=\? AND id[<>]\?\)/,
           text,
         );
       }

@@ -666,6 +666,10 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
           [{ order: 'asc', limit: 4, room: 'even' }, all[3]!.id],
           [{ order: 'asc', limit: 2, room: 'odd' }, all[0]!.id],
           [{ order: 'asc', limit: 2, room: 'none' }, all[0]!.id],
+          // Two id lists in one turn: each an array already (PostgreSQL reads them alone).
+          [{ order: 'desc', limit: 3, ids: [all[2]!.id, all[4]!.id, all[6]!.id] }, all[4]!.id],
+          [{ order: 'desc', limit: 2, ids: [all[1]!.id, all[3]!.id] }, all[1]!.id],
+          [{ order: 'desc', limit: 4, replyTo: all[0]!.id }, all[6]!.id],
         ];
         const together = await Promise.all(queries.map(([q, id]) => store.messages.around(q, id)));
         for (const [i, [q, id]] of queries.entries()) {
@@ -673,6 +677,23 @@ export function messageStoreContract(engine: Engine, settings: Partial<Config> =
         }
         assert.equal(together[0]!.count, 4);
         assert.equal(together[0]!.lastId, all[4]!.id);
+        assert.equal(together[6]!.count, 3);
+        assert.equal(together[7]!.count, 2);
+      });
+
+      test('around on an empty store: an empty page, nothing beyond either end', async (store) => {
+        for (const order of ['asc', 'desc'] as const) {
+          for (const limit of [1, 2, 50]) {
+            assert.deepEqual(await store.messages.around({ order, limit }, uuidv7()), {
+              json: '',
+              count: 0,
+              lastId: undefined,
+              more: false,
+              moreBefore: false,
+              latestSeq: 0,
+            });
+          }
+        }
       });
     });
 

@@ -132,11 +132,7 @@ export class PostgresMessages implements MessageStore {
     });
     this.#arounds = new PageBatcher<AroundFilter, AroundRow>({
       batching,
-      one: async (filter, values) => {
-        const sql = aroundSql(filter);
-        const [row] = await session.query<AroundRow>(sql.name, sql.text, [...values]);
-        return row!;
-      },
+      one: (filter, values) => this.#aroundAlone(filter, values),
       many: (filter, values) => {
         const sql = aroundBatchSql(filter);
         const columns = values[0]!.map((_, i) => values.map((v) => v[i]));
@@ -339,10 +335,14 @@ export class PostgresMessages implements MessageStore {
   ): Promise<AroundMessagePage> {
     const halves = aroundHalves(query, around);
     const { filter, behind, ahead } = halves;
-    // A search is planned for its terms (as a search page is), never batched.
+    // A search is planned for its terms (as a search page is), never batched; nor is a page
+    // of an id list: a batch passes each parameter as an array of the pages' values, and an
+    // id list is an array already (as a list of ids is read alone).
     const row = filter.search
       ? (await this.#session.query<AroundRow>('', aroundSearchStatement(halves, around), []))[0]!
-      : await this.#arounds.page(filter, aroundParameters(halves, around));
+      : filter.whole.walk === 'ids'
+        ? await this.#aroundAlone(filter, aroundParameters(halves, around))
+        : await this.#arounds.page(filter, aroundParameters(halves, around));
     // The database joined the rows in order: the behind half's extra one, if read, first; after
     // the ahead half's size + 1, rows it need not have read (see aroundWalkSql), cut here.
     let json = row.json ?? '';
@@ -360,6 +360,12 @@ export class PostgresMessages implements MessageStore {
       moreBefore,
       latestSeq: Number(row.latest),
     };
+  }
+
+  async #aroundAlone(filter: AroundFilter, values: readonly unknown[]): Promise<AroundRow> {
+    const sql = aroundSql(filter);
+    const [row] = await this.#session.query<AroundRow>(sql.name, sql.text, [...values]);
+    return row!;
   }
 
   async #searchPage(query: ListQuery & { readonly limit: number }): Promise<PageRow> {
