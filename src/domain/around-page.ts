@@ -4,9 +4,9 @@
  * it, nearest to it, read as keyset walks of the list's own shapes, on the
  * indexes a history page uses: one walk per half, from around outwards (for
  * `order=desc` the halves swap directions), or one walk in the requested
- * order from the behind half's farthest row (which reads up to twice the
- * page when fewer than its share lie behind around: near an end of the
- * history). Here the two halves are described (aroundHalves), engine-
+ * order from the behind half's farthest row (which, when fewer than its
+ * share lie behind around, near an end of the history, reads up to twice
+ * the rows it keeps). Here the two halves are described (aroundHalves), engine-
  * neutrally as list shapes, with the page's shape without bounds (`whole`,
  * for an engine that reads the page as one walk from the behind half's
  * farthest row); each store reads both in one operation, in one snapshot
