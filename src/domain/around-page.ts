@@ -110,10 +110,12 @@ export interface AroundHalves {
 
 const pairs = new Map<ListFilter, Map<ListFilter, AroundFilter>>();
 
+/** The pair's filter, made on first use (its `whole` from this page's query and order). */
 function aroundFilter(
   behind: ListFilter,
   ahead: ListFilter,
-  whole: () => ListFilter,
+  query: ListQuery & { readonly limit: number },
+  forward: ListQuery['order'],
 ): AroundFilter {
   let byAhead = pairs.get(behind);
   if (byAhead === undefined) pairs.set(behind, (byAhead = new Map()));
@@ -123,7 +125,7 @@ function aroundFilter(
       name: `around(${behind.name},${ahead.name})`,
       behind,
       ahead,
-      whole: whole(),
+      whole: listFilter(bounded(query, forward, undefined, undefined, query.limit)),
       search: behind.search,
     };
     byAhead.set(ahead, filter);
@@ -154,8 +156,8 @@ export function aroundHalves(
     forward === 'asc'
       ? bounded(query, forward, around, undefined, aheadSize)
       : bounded(query, forward, undefined, atOrBefore, aheadSize);
-  const whole = () => listFilter(bounded(query, forward, undefined, undefined, query.limit));
-  return { filter: aroundFilter(listFilter(behind), listFilter(ahead), whole), behind, ahead };
+  const filter = aroundFilter(listFilter(behind), listFilter(ahead), query, forward);
+  return { filter, behind, ahead };
 }
 
 /**

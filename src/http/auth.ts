@@ -25,16 +25,15 @@ const QUERY_TOKEN_ROUTES = new Set(['/api/events']);
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const DEV_TOKEN_LIFETIME_SECONDS = 3600;
 
-function isApiPath(path: string): boolean {
-  return path === '/api' || path.startsWith('/api/');
+/** A URL (query and all: not split, every request asks) or a route pattern under /api. */
+function isApiPath(url: string): boolean {
+  return url.startsWith('/api/') || url === '/api' || url.startsWith('/api?');
 }
 
 /** A request for the API: by its path, or by the route it matched (whatever its spelling). */
 export function isApiRequest(request: FastifyRequest): boolean {
-  // Read without splitting the URL, and the route only when the path does not tell: Fastify
-  // builds `routeOptions` afresh at each read (every request asks this).
-  const url = request.url;
-  if (url.startsWith('/api/') || url === '/api' || url.startsWith('/api?')) return true;
+  // The route only when the path does not tell: Fastify builds `routeOptions` at each read.
+  if (isApiPath(request.url)) return true;
   const route = request.routeOptions.url;
   return route !== undefined && isApiPath(route);
 }
