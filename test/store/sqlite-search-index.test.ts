@@ -8,20 +8,29 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { v7 as uuidv7 } from 'uuid';
 import { matchExpression } from '../../src/store/sqlite/search.ts';
 import { searchQuery } from '../../src/domain/search-text.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
 
-test('creates committed together are written to the trigram index once, as one segment, and are found', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sqlite-search-index-'));
+/** A migrated store on a file of its own, removed after the test. */
+async function migratedStore(
+  t: TestContext,
+  name: string,
+): Promise<{ file: string; store: SqliteStore }> {
+  const dir = mkdtempSync(join(tmpdir(), `sqlite-search-${name}-`));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'index.db');
+  const file = join(dir, `${name}.db`);
   const store = new SqliteStore({ filename: file, synchronous: 'full' });
   t.after(() => store.close());
   await store.migrate();
+  return { file, store };
+}
+
+test('creates committed together are written to the trigram index once, as one segment, and are found', async (t) => {
+  const { file, store } = await migratedStore(t, 'index');
   const created = await Promise.all(
     Array.from({ length: 20 }, (_, i) =>
       store.messages.create({
@@ -56,12 +65,7 @@ test('creates committed together are written to the trigram index once, as one s
 });
 
 test('a search whose walk read its whole range answers from the walk: the store-wide index is not asked', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sqlite-search-range-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'range.db');
-  const store = new SqliteStore({ filename: file, synchronous: 'full' });
-  t.after(() => store.close());
-  await store.migrate();
+  const { file, store } = await migratedStore(t, 'range');
   const at = (i: number) => new Date(Date.UTC(2026, 10, 23, 10, 0, 0, i)).toISOString();
   const small: string[] = [];
   for (let i = 0; i < 30; i += 1) {
@@ -96,5 +100,47 @@ test('a search whose walk read its whole range answers from the walk: the store-
   assert.deepEqual(
     (JSON.parse(`[${page.json}]`) as { id: string }[]).map((m) => m.id),
     small,
+  );
+});
+
+test('the trigram index merges its segments 16 at a time (migration 9), and finds messages across them', async (t) => {
+  const { file, store } = await migratedStore(t, 'merge');
+  const ids: string[] = [];
+  // One commit each: one small segment each. With FTS5's defaults (automerge 4, crisismerge 16)
+  // the 16th commit merges the first 16 in one go, and 20 commits leave 5 segments.
+  for (let i = 0; i < 20; i += 1) {
+    const id = uuidv7();
+    ids.push(id);
+    await store.messages.create({
+      id,
+      room: 'general',
+      author: 'ada',
+      content: `Commit ${i} says needle${i % 3}`,
+      createdAt: new Date(Date.UTC(2026, 10, 24, 10, 0, 0, i)).toISOString(),
+    });
+  }
+  const check = new Database(file, { readonly: true });
+  try {
+    const config = Object.fromEntries(
+      check.prepare('SELECT k, v FROM message_search_config').raw().all() as [string, unknown][],
+    );
+    assert.equal(config.automerge, 16);
+    assert.equal(config.crisismerge, 64);
+    const segments = check
+      .prepare('SELECT count(DISTINCT segid) FROM message_search_idx')
+      .pluck()
+      .get();
+    assert.equal(segments, 20);
+  } finally {
+    check.close();
+  }
+  const page = await store.messages.list({
+    order: 'asc',
+    limit: 50,
+    q: searchQuery('needle1', false),
+  });
+  assert.deepEqual(
+    (JSON.parse(`[${page.json}]`) as { id: string }[]).map((m) => m.id),
+    ids.filter((_, i) => i % 3 === 1),
   );
 });
