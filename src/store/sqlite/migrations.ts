@@ -280,11 +280,12 @@ export const sqliteMigrations: readonly Migration[] = [
     // Each group commit writes its creates' entries as one small segment, and FTS5 merges
     // segments of a level into the next once `automerge` of them are there (4 by default):
     // every entry is written again at each level it climbs. Merging 16 at a time halves the
-    // levels, and so the rewriting: a create cost about 31 µs against 48 µs (store alone, in
-    // process, 300,000 creates on 1M messages). The price is more segments for a search to
-    // consult (about 56 against 14 there), which costs it tenths of a millisecond against the
-    // milliseconds of merging its trigrams' lists. crisismerge (when a level is merged in one
-    // go, not a piece per commit) stays above automerge, so the merging stays spread out.
+    // levels, and so the rewriting: a create through the store cost 65-70 µs against 75-79
+    // (bench/fts-merge.ts: in process, 300,000 creates on 1M messages of chat text). The price
+    // is more segments for a search to consult (24 against 14 there), which did not show
+    // beside the milliseconds of merging its trigrams' lists. crisismerge (when a level is
+    // merged in one go, not a piece per commit) stays above automerge, so the merging stays
+    // spread out.
     sql: `
       INSERT INTO message_search (message_search, rank) VALUES ('automerge', 16);
       INSERT INTO message_search (message_search, rank) VALUES ('crisismerge', 64);
