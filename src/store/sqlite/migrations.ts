@@ -277,15 +277,13 @@ export const sqliteMigrations: readonly Migration[] = [
   {
     version: 9,
     name: 'search: the trigram index merges its segments 16 at a time',
-    // Each group commit writes its creates' entries as one small segment, and FTS5 merges
-    // segments of a level into the next once `automerge` of them are there (4 by default):
-    // every entry is written again at each level it climbs. Merging 16 at a time halves the
-    // levels, and so the rewriting: a create through the store cost 65-70 µs against 75-79
-    // (bench/fts-merge.ts: in process, 300,000 creates on 1M messages of chat text). The price
-    // is more segments for a search to consult (24 against 14 there), which did not show
-    // beside the milliseconds of merging its trigrams' lists. crisismerge (when a level is
-    // merged in one go, not a piece per commit) stays above automerge, so the merging stays
-    // spread out.
+    // Each group commit writes its creates' entries as one small segment. FTS5 merges them
+    // into larger ones as it goes: a step of merging per 64 pages written, on the level with
+    // the most segments once it holds `automerge` of them (4 by default), and at once, in the
+    // commit that finds it, when level 0 holds `crisismerge` (16). An entry is written again
+    // at each level it climbs: merging 16 at a time makes about half as many levels, and
+    // crisismerge 64 keeps the merging in steps. The price is more segments for a search to
+    // consult. Measured by bench/fts-merge.ts (its output in bench/results/fts-merge-*.txt).
     sql: `
       INSERT INTO message_search (message_search, rank) VALUES ('automerge', 16);
       INSERT INTO message_search (message_search, rank) VALUES ('crisismerge', 64);
