@@ -15,10 +15,18 @@
  * then times searches through the store's list: a rare word and rare +
  * common read the index; the common word alone fills its page from the walk.
  *
- * Usage: node --import tsx bench/fts-merge.ts [stored=1000000] [creates=300000] [rounds=3]
+ * With `--http=<seconds>` it measures through HTTP instead, as `npm run bench`
+ * does: on each copy the production build (`npm run build` first) serves
+ * durable POSTs (SQLITE_SYNCHRONOUS=full, rate limits off, LOG_LEVEL=warn,
+ * pinned to the server core) to wrk with bench/lua/create.lua at 50
+ * connections for that long: a run long enough for the index's merging to
+ * come due, which the bench's 5 s rounds on a fresh file are not.
+ *
+ * Usage: node --import tsx bench/fts-merge.ts [stored=1000000] [creates=300000] [rounds=3] [--http=<seconds>]
  */
 import { execSync } from 'node:child_process';
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { v7 as uuidv7 } from 'uuid';
@@ -26,12 +34,17 @@ import { searchQuery } from '../src/domain/search-text.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { chatCorpus, wordNear } from './chat-text.ts';
 import { copySqlite, removeSqlite, sqliteMessageInserter, type SeedRow } from './seed-data.ts';
+import { detectCores, freePort, pinned, startServer } from './server-process.ts';
+import { errorCount, requestsPerSecond, runWrk } from './wrk-runner.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const TMP = join(ROOT, 'bench', 'results', 'tmp');
-const stored = Number(process.argv[2] ?? 1_000_000);
-const creates = Number(process.argv[3] ?? 300_000);
-const rounds = Number(process.argv[4] ?? 3);
+const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const httpFlag = process.argv.find((a) => a.startsWith('--http='));
+const httpSeconds = httpFlag === undefined ? undefined : Number(httpFlag.slice('--http='.length));
+const stored = Number(positional[0] ?? 1_000_000);
+const creates = Number(positional[1] ?? 300_000);
+const rounds = Number(positional[2] ?? 3);
 type Policy = readonly [automerge: number, crisismerge: number];
 const DEFAULTS: Policy = [4, 16];
 const MIGRATION_9: Policy = [16, 64];
@@ -156,19 +169,74 @@ async function measure(seeded: string, policy: Policy): Promise<string> {
   }
 }
 
+/** Durable creates through HTTP for `seconds` on a copy under `policy`. */
+async function measureHttp(seeded: string, policy: Policy, seconds: number): Promise<string> {
+  const file = join(TMP, 'fts-merge-work.db');
+  const cores = detectCores(cpus().length);
+  try {
+    copySqlite(seeded, file);
+    setPolicy(file, policy);
+    const check = new Database(file, { readonly: true });
+    const set = policyOf(check);
+    check.close();
+    const port = await freePort();
+    const server = await startServer({
+      name: 'fts-merge',
+      command: pinned(cores, cores.server, ['node', 'dist/server.js']),
+      env: {
+        DATABASE_URL: `sqlite:${file}`,
+        PORT: String(port),
+        SQLITE_SYNCHRONOUS: 'full',
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_WRITE: 'off',
+        RATE_LIMIT_READ: 'off',
+      },
+      port,
+      readyPath: '/readyz',
+      cwd: ROOT,
+    });
+    try {
+      const cpu = server.cpuSeconds();
+      const result = await runWrk(
+        cores,
+        { url: `${server.baseUrl}/api/messages`, script: 'create.lua', connections: 50, seconds },
+        { lua: join(ROOT, 'bench', 'lua'), tmp: TMP },
+      );
+      const cpuPerCreate = ((server.cpuSeconds() - cpu) * 1e6) / result.requests;
+      return (
+        `${set}: ${Math.round(requestsPerSecond(result))} durable creates/s over ${seconds} s ` +
+        `(${result.requests} in all, ${errorCount(result)} errors), ${cpuPerCreate.toFixed(1)} µs ` +
+        `server CPU per create, p99 ${(result.latencyUs.p99 / 1000).toFixed(2)} ms`
+      );
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    removeSqlite(file);
+  }
+}
+
 const seeded = await seededFile();
 const commit = execSync('git rev-parse --short=10 HEAD', { cwd: ROOT }).toString().trim();
 const lines = [
-  `bench/fts-merge.ts at ${commit}: ${stored} stored (seeded under FTS5's defaults), ` +
-    `${creates} creates in group commits of ${BATCH}, synchronous=off; ` +
-    `rare word "${rare}", common word "${common}"`,
+  httpSeconds === undefined
+    ? `bench/fts-merge.ts at ${commit}: ${stored} stored (seeded under FTS5's defaults), ` +
+      `${creates} creates in group commits of ${BATCH}, synchronous=off; ` +
+      `rare word "${rare}", common word "${common}"`
+    : `bench/fts-merge.ts --http=${httpSeconds} at ${commit}: ${stored} stored (seeded under ` +
+      `FTS5's defaults); the production build, create.lua, 50 connections, server and wrk pinned`,
 ];
 console.log(lines[0]);
 for (let round = 0; round < rounds; round++) {
   for (const policy of round % 2 === 0 ? [DEFAULTS, MIGRATION_9] : [MIGRATION_9, DEFAULTS]) {
-    const line = `round ${round + 1}: ${await measure(seeded, policy)}`;
+    const line = `round ${round + 1}: ${
+      httpSeconds === undefined
+        ? await measure(seeded, policy)
+        : await measureHttp(seeded, policy, httpSeconds)
+    }`;
     console.log(line);
     lines.push(line);
   }
 }
-writeFileSync(join(ROOT, 'bench', 'results', `fts-merge-${commit}.txt`), `${lines.join('\n')}\n`);
+const out = `fts-merge-${httpSeconds === undefined ? '' : 'http-'}${commit}.txt`;
+writeFileSync(join(ROOT, 'bench', 'results', out), `${lines.join('\n')}\n`);
