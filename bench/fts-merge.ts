@@ -20,9 +20,11 @@
  * durable POSTs (SQLITE_SYNCHRONOUS=full, rate limits off, LOG_LEVEL=warn,
  * pinned to the server core) to wrk with bench/lua/create.lua at 50
  * connections for that long: a run long enough for the index's merging to
- * come due, which the bench's 5 s rounds on a fresh file are not.
+ * come due, which the bench's 5 s rounds on a fresh file are not. With
+ * `--seed=bench` the stored messages are those `npm run bench` seeds
+ * (seed-data.ts) rather than chat text.
  *
- * Usage: node --import tsx bench/fts-merge.ts [stored=1000000] [creates=300000] [rounds=3] [--http=<seconds>]
+ * Usage: node --import tsx bench/fts-merge.ts [stored=1000000] [creates=300000] [rounds=3] [--http=<seconds>] [--seed=bench]
  */
 import { execSync } from 'node:child_process';
 import { existsSync, renameSync, writeFileSync } from 'node:fs';
@@ -33,7 +35,13 @@ import { v7 as uuidv7 } from 'uuid';
 import { searchQuery } from '../src/domain/search-text.ts';
 import { SqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { chatCorpus, wordNear } from './chat-text.ts';
-import { copySqlite, removeSqlite, sqliteMessageInserter, type SeedRow } from './seed-data.ts';
+import {
+  copySqlite,
+  removeSqlite,
+  seedRows,
+  sqliteMessageInserter,
+  type SeedRow,
+} from './seed-data.ts';
 import { detectCores, freePort, pinned, startServer } from './server-process.ts';
 import { errorCount, requestsPerSecond, runWrk } from './wrk-runner.ts';
 
@@ -42,6 +50,8 @@ const TMP = join(ROOT, 'bench', 'results', 'tmp');
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const httpFlag = process.argv.find((a) => a.startsWith('--http='));
 const httpSeconds = httpFlag === undefined ? undefined : Number(httpFlag.slice('--http='.length));
+/** `--seed=bench`: the stored messages are the bench's seed (seed-data.ts), not chat text. */
+const benchSeed = process.argv.includes('--seed=bench');
 const stored = Number(positional[0] ?? 1_000_000);
 const creates = Number(positional[1] ?? 300_000);
 const rounds = Number(positional[2] ?? 3);
@@ -79,7 +89,7 @@ function policyOf(db: Database.Database): string {
 
 /** The seeded file, made once; written under another name and renamed when whole. */
 async function seededFile(): Promise<string> {
-  const file = join(TMP, `fts-merge-${stored}.db`);
+  const file = join(TMP, `fts-merge-${benchSeed ? 'bench-' : ''}${stored}.db`);
   if (existsSync(file)) return file;
   const partial = `${file}.partial`;
   removeSqlite(partial);
@@ -91,7 +101,8 @@ async function seededFile(): Promise<string> {
   db.pragma('synchronous = OFF');
   const insert = sqliteMessageInserter(db);
   const fill = db.transaction((chunk: SeedRow[]) => chunk.forEach(insert));
-  for (let i = 0; i < stored; i += 50_000) fill(rows.slice(i, Math.min(stored, i + 50_000)));
+  const seed = benchSeed ? [...seedRows(stored)] : rows.slice(0, stored);
+  for (let i = 0; i < stored; i += 50_000) fill(seed.slice(i, i + 50_000));
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
   removeSqlite(file);
@@ -223,8 +234,9 @@ const lines = [
     ? `bench/fts-merge.ts at ${commit}: ${stored} stored (seeded under FTS5's defaults), ` +
       `${creates} creates in group commits of ${BATCH}, synchronous=off; ` +
       `rare word "${rare}", common word "${common}"`
-    : `bench/fts-merge.ts --http=${httpSeconds} at ${commit}: ${stored} stored (seeded under ` +
-      `FTS5's defaults); the production build, create.lua, 50 connections, server and wrk pinned`,
+    : `bench/fts-merge.ts --http=${httpSeconds} at ${commit}: ${stored} stored ` +
+      `(${benchSeed ? "the bench's seed" : 'chat text'}, seeded under FTS5's defaults); ` +
+      `the production build, create.lua, 50 connections, server and wrk pinned`,
 ];
 console.log(lines[0]);
 for (let round = 0; round < rounds; round++) {
@@ -238,5 +250,5 @@ for (let round = 0; round < rounds; round++) {
     lines.push(line);
   }
 }
-const out = `fts-merge-${httpSeconds === undefined ? '' : 'http-'}${commit}.txt`;
+const out = `fts-merge-${httpSeconds === undefined ? '' : 'http-'}${benchSeed ? 'bench-seed-' : ''}${commit}.txt`;
 writeFileSync(join(ROOT, 'bench', 'results', out), `${lines.join('\n')}\n`);
