@@ -8,7 +8,7 @@
  *
  * Flags: --quick (or BENCH_QUICK=1): short rounds, small stores, for development.
  *        --only=get,size,history,list,create,mix,events,postgres,pg-create,start,user-rooms,streams,baseline,
- *          search,conversations:
+ *          search,conversations,sustained:
  *          only these groups.
  *        --no-build: use the existing dist/.
  *        --baseline=<commit>: also build that commit and measure its PostgreSQL creates
@@ -64,6 +64,7 @@ import {
 } from './paired-rounds.ts';
 import { searchGroup } from './search-bench.ts';
 import { conversationsGroup } from './conversations.ts';
+import { sustainedGroup } from './sustained-create.ts';
 import {
   detectCores,
   freePort,
@@ -96,6 +97,7 @@ const GROUPS = [
   'baseline',
   'search',
   'conversations',
+  'sustained',
 ] as const;
 
 const { values: flags } = parseArgs({
@@ -269,11 +271,18 @@ async function main(): Promise<void> {
   const sqliteUrl = (file: string) => `sqlite:${file}`;
   const dbFile = (name: string) => join(TMP, `${name}.db`);
   const idsFile = (name: string) => join(TMP, `ids-${name}.txt`);
-  const needSizes = ['size', 'history', 'list', 'create', 'conversations'].some((g) => only.has(g));
-  const needMid = ['get', 'mix', 'start'].some((g) => only.has(g));
-  const needPostgres = ['history', 'list', 'postgres', 'pg-create', 'conversations'].some((g) =>
+  const needSizes = ['size', 'history', 'list', 'create', 'conversations', 'sustained'].some((g) =>
     only.has(g),
   );
+  const needMid = ['get', 'mix', 'start'].some((g) => only.has(g));
+  const needPostgres = [
+    'history',
+    'list',
+    'postgres',
+    'pg-create',
+    'conversations',
+    'sustained',
+  ].some((g) => only.has(g));
   // These seed schemas of their own: PostgreSQL without the shared 1M-message schema.
   const needPostgresOnly = ['user-rooms', 'streams', 'baseline'].some((g) => only.has(g));
   let baselineBuild: BaselineBuild | undefined;
@@ -635,6 +644,20 @@ async function main(): Promise<void> {
           ...{ round: roundContext(cores), tmp: TMP, large, floor, startService, stop },
           sqlite: { file: dbFile('large'), ids: idsFile('large') },
           postgres: pg === null ? null : { ...pg, ids: idsFile('pg-large') },
+        });
+        scenarios.push(...got.scenarios);
+        notes.push(...got.notes);
+      });
+    }
+
+    if (only.has('sustained')) {
+      // Last of the groups on the shared PostgreSQL schema: its creates stay there.
+      await guarded('sustained', async () => {
+        const pg = pgBench?.url === undefined ? null : { ...pgBench, url: pgBench.url };
+        const got = await sustainedGroup({
+          ...{ round: roundContext(cores), large, startService, stop },
+          sqlite: { file: dbFile('large'), copy: dbFile('sustained') },
+          postgres: pg === null ? null : { url: pg.url, databaseCpu: (s) => pg.databaseCpu(s) },
         });
         scenarios.push(...got.scenarios);
         notes.push(...got.notes);
