@@ -1142,7 +1142,7 @@ async function migrateWith(
 }
 
 /**
- * GET by id and durable POST of this build and of the baseline's, on SQLite
+ * GET by id, a history page and durable POST of this build and of the baseline's, on SQLite
  * and PostgreSQL at `large` stored, all in the same interleaved rounds. Both
  * builds hold the same kind of store: seeded in the baseline's schema (which
  * the baseline's build migrates itself), and for this build then upgraded by
@@ -1185,6 +1185,11 @@ async function baselineGroup(
           'get',
           'GET /api/messages/{id}',
           (f: string) => ({ path: '/', script: 'get-by-id.lua', args: [f] }),
+        ],
+        [
+          'history',
+          'history page (order=desc, limit=50, before=id)',
+          (f: string) => ({ path: '/', script: 'history.lua', args: [f] }),
         ],
         [
           'create',
