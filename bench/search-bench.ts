@@ -189,8 +189,7 @@ function sqliteBytes(file: string, count: number) {
       .all() as { name: string; bytes: number }[];
     const total = pages.reduce((s, p) => s + p.bytes, 0);
     const index = pages
-      // search_rowid is the table's key (migration 10): no index of its own to count.
-      .filter((p) => p.name.startsWith('message_search'))
+      .filter((p) => p.name.startsWith('message_search') || p.name === 'messages_search_rowid')
       .reduce((s, p) => s + p.bytes, 0);
     const column = db
       .prepare('SELECT sum(length(CAST(search_text AS BLOB))) + count(*) * 9 FROM messages')

@@ -88,10 +88,9 @@ export class SqliteMessages implements MessageStore {
     this.#getText = db.prepare('SELECT body, version, room FROM messages WHERE id = ?').raw();
     this.#insert = db
       .prepare(
-        // search_rowid is the table's key: SQLite hands out the largest + 1.
         `INSERT INTO messages (id, room, author, content, created_at, updated_at, version, body,
-         search_text, reply_to)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         search_text, reply_to, search_rowid)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(max(search_rowid), 0) + 1 FROM messages))
        RETURNING search_rowid`,
       )
       .pluck();
@@ -215,7 +214,8 @@ export class SqliteMessages implements MessageStore {
       const current = this.#read(id);
       if (current === undefined) return undefined;
       check(current, this.#access(current, reader));
-      this.#index.removed(this.#delete.get(id) as number);
+      const rowid = this.#delete.get(id) as number | null;
+      if (rowid !== null) this.#index.removed(rowid);
       this.#deleteRevisions.run(id);
       // Gone with the message, in its transaction; no reaction.removed for them.
       this.#reactions.removeAllOf(id);
@@ -313,9 +313,9 @@ export class SqliteMessages implements MessageStore {
   #storeEdit(edited: Message): void {
     const json = messageJson(edited);
     const text = searchText(edited.content);
-    const rowid = this.#update.get({ ...edited, body: json, searchText: text }) as number;
-    // A row written around the store may have no entry: deleting none is harmless (FTS5).
-    this.#index.changed(rowid, text);
+    const rowid = this.#update.get({ ...edited, body: json, searchText: text }) as number | null;
+    // A row without a search_rowid (written around the store) has no entry to change.
+    if (rowid !== null) this.#index.changed(rowid, text);
     this.#changes.append('message.updated', edited.room, json);
   }
 

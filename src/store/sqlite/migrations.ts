@@ -289,43 +289,4 @@ export const sqliteMigrations: readonly Migration[] = [
       INSERT INTO message_search (message_search, rank) VALUES ('crisismerge', 64);
     `,
   },
-  {
-    version: 10,
-    name: 'messages keyed by their search_rowid, found by id through an index',
-    // Migration 2 clustered messages by id (WITHOUT ROWID) when a row was about 200 bytes. A
-    // WITHOUT ROWID table is an index B-tree, whose interior cells hold whole rows: since the
-    // stored JSON (3), the search text (5) and reply_to (7) a row is about 650 bytes, 4 to 6 of
-    // them fit an interior page, and 1M messages made a tree 8 deep with 31,000 interior pages
-    // (dbstat), few of them in the page cache. As a rowid table keyed by the integer the trigram
-    // index already uses, the interior pages hold integers, and the id index holds ids: on the
-    // bench's 1M messages a read by id cost 7.1 instead of 9.9 µs and a history page 64 instead
-    // of 95 µs (in process). search_rowid values stay as they are, so the trigram index is
-    // untouched; a row without one (written around the store) gets one past the largest, and
-    // has no index entry, as before. The explicit index on search_rowid is the key now.
-    sql: `
-      CREATE TABLE messages_by_rowid (
-        search_rowid INTEGER PRIMARY KEY,
-        id           TEXT NOT NULL,
-        room         TEXT NOT NULL,
-        author       TEXT NOT NULL,
-        content      TEXT NOT NULL,
-        created_at   TEXT NOT NULL,
-        updated_at   TEXT NOT NULL,
-        version      INTEGER NOT NULL,
-        body         TEXT NOT NULL DEFAULT '',
-        search_text  TEXT NOT NULL DEFAULT '',
-        reply_to     TEXT
-      );
-      INSERT INTO messages_by_rowid (search_rowid, id, room, author, content, created_at,
-          updated_at, version, body, search_text, reply_to)
-        SELECT search_rowid, id, room, author, content, created_at, updated_at, version, body,
-          search_text, reply_to
-        FROM messages ORDER BY search_rowid IS NULL, search_rowid;
-      DROP TABLE messages;
-      ALTER TABLE messages_by_rowid RENAME TO messages;
-      CREATE UNIQUE INDEX messages_id ON messages (id);
-      CREATE INDEX messages_room_id ON messages (room, id, author);
-      CREATE INDEX messages_reply_to_id ON messages (reply_to, id) WHERE reply_to IS NOT NULL;
-    `,
-  },
 ];
