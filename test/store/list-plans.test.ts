@@ -1,8 +1,9 @@
 /**
  * Every list shape walks an index in the requested order, on both stores:
  * no Sort node (PostgreSQL) or temporary B-tree (SQLite), no scan of the
- * whole table. The tables hold enough rows (60,000 in 12 rooms, analyzed)
- * that a planner would show a sort if the query allowed one: an ORDER BY that
+ * whole table. The tables hold enough rows (60,000 in 12 rooms, analyzed;
+ * SQLite's also without statistics, as the service runs it) that a planner
+ * would show a sort if the query allowed one: an ORDER BY that
  * bound to a text output column once made every list on PostgreSQL sort all
  * rows after its cursor, which only a plan shows.
  */
@@ -62,9 +63,7 @@ function shapes(): { label: string; query: Shape; index: Index }[] {
     {
       label: `${shape.label} readable`,
       query: { ...shape.query, readableBy: 'ada' },
-      // An id list in one room: each id found by either key, at most MAX_LIST_IDS lookups.
-      index:
-        shape.query.ids !== undefined && shape.query.room !== undefined ? 'either' : shape.index,
+      index: shape.index,
     },
   ]);
 }
@@ -91,7 +90,8 @@ function baseShapes(): { label: string; query: Shape; index: Index }[] {
       out.push({
         label: `room=${room ?? '-'} order=${order} id=×100`,
         query: { order, limit: 51, ids, ...(room === undefined ? {} : { room }) },
-        index: 'primary',
+        // In a room, each id is found by either key (without statistics SQLite takes the room's).
+        index: room === undefined ? 'primary' : 'either',
       });
       // A thread (in a room, or not): its range of the (replyTo, id) key, whatever else is asked.
       for (const bounds of ['none', 'after', 'before', 'both'] as const) {
@@ -502,206 +502,210 @@ function assertWalksIndex(nodes: PlanNode[], index: Index): void {
   }
 }
 
-describe('list plans on SQLite', () => {
-  let db: TestDatabase;
-  let sqlite: Database.Database;
+// The service never runs ANALYZE on SQLite, so its planner has no statistics: each plan is
+// checked both with them and without.
+for (const analyzed of [true, false]) {
+  describe(`list plans on SQLite (${analyzed ? 'analyzed' : 'no statistics, as the service runs'})`, () => {
+    let db: TestDatabase;
+    let sqlite: Database.Database;
 
-  before(async () => {
-    db = await sqliteEngine.createDatabase();
-    const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), silent);
-    await store.migrate();
-    await store.close();
-    sqlite = new Database(db.url.slice('sqlite:'.length));
-    const insert = sqlite.prepare(
-      `INSERT INTO messages (id, room, author, content, created_at, updated_at, version,
+    before(async () => {
+      db = await sqliteEngine.createDatabase();
+      const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), silent);
+      await store.migrate();
+      await store.close();
+      sqlite = new Database(db.url.slice('sqlite:'.length));
+      const insert = sqlite.prepare(
+        `INSERT INTO messages (id, room, author, content, created_at, updated_at, version,
          search_text, search_rowid, reply_to) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)`,
-    );
-    const now = new Date().toISOString();
-    // Rooms as the readable condition meets them: some private, a subject a member of some.
-    const room = sqlite.prepare(
-      "INSERT OR REPLACE INTO rooms (name, visibility, topic, created_by, created_at, updated_at, version) VALUES (?, ?, '', NULL, ?, ?, 1)",
-    );
-    const member = sqlite.prepare(
-      "INSERT INTO memberships (room, subject, role, joined_at) VALUES (?, ?, 'member', ?)",
-    );
-    // The trigram index entry too, as the store writes it with each create.
-    const index = sqlite.prepare('INSERT INTO message_search (rowid, text) VALUES (?, ?)');
-    sqlite.transaction(() => {
-      for (let i = 0; i < ROWS; i++) {
-        const text = `m ${i}${i % 10 === 0 ? ' common' : ''}`;
-        const replyTo = i % REPLY_EVERY === 1 ? idOf(i - (i % THREAD)) : null;
-        insert.run(idOf(i), `room-${i % ROOMS}`, 'ada', text, now, now, text, i + 1, replyTo);
-        index.run(i + 1, text);
-      }
-      for (let i = 0; i < ROOMS * 100; i++)
-        room.run(`room-${i}`, i % 4 === 3 ? 'private' : 'public', now, now);
-      for (let i = 0; i < 5000; i++) member.run(`room-${i % ROOMS}`, `user-${i}`, now);
-      member.run('room-7', 'ada', now);
-    })();
-    sqlite.exec('ANALYZE');
-  });
-
-  after(async () => {
-    sqlite.close();
-    await db.cleanup();
-  });
-
-  it("a subject's room list: memberships by the subject's index, each room's newest messages by the room index", () => {
-    const plan = (sql: string, ...values: unknown[]) =>
-      (sqlite.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...values) as { detail: string }[]).map(
-        (p) => p.detail,
       );
-    const recent = plan(sqliteRecent, 'room-3', 128);
-    assert.ok(!recent.some((d) => /TEMP B-TREE/.test(d)), recent.join(' | '));
-    assert.match(
-      recent.find((d) => /\bmessages\b/.test(d)) ?? '',
-      /^SEARCH messages USING (COVERING )?INDEX messages_room_id \(room=\?\)/,
-      recent.join(' | '),
-    );
-    const mine = plan(sqliteMemberRooms, { subject: 'ada' });
-    assert.ok(!mine.some((d) => /^SCAN/.test(d)), mine.join(' | '));
-    assert.ok(
-      mine.some((d) => /^SEARCH m USING (COVERING )?INDEX memberships_subject_room/.test(d)),
-      mine.join(' | '),
-    );
-  });
-
-  it("a page's reaction summaries: each message by key, its reactions by the (message, emoji, place) index", () => {
-    for (const readable of [false, true]) {
-      const plan = (
-        sqlite
-          .prepare(`EXPLAIN QUERY PLAN ${sqliteReactionBatch(readable)}`)
-          .all({ ids: JSON.stringify([idOf(1), idOf(2)]), me: 'ada', reader: 'ada' }) as {
-          detail: string;
-        }[]
-      ).map((p) => p.detail);
-      const text = plan.join(' | ');
-      assert.ok(!plan.some((d) => /^SCAN (m|messages|reactions)\b/.test(d)), text);
-      assert.ok(
-        plan.some((d) => /^SEARCH m USING PRIMARY KEY \(id=\?\)/.test(d)),
-        text,
+      const now = new Date().toISOString();
+      // Rooms as the readable condition meets them: some private, a subject a member of some.
+      const room = sqlite.prepare(
+        "INSERT OR REPLACE INTO rooms (name, visibility, topic, created_by, created_at, updated_at, version) VALUES (?, ?, '', NULL, ?, ?, 1)",
       );
-      const reactions = plan.filter((d) => /\breactions\b/.test(d) && /^SEARCH/.test(d));
-      assert.ok(reactions.length >= 2, text);
-      for (const d of reactions) {
-        assert.match(
-          d,
-          /USING COVERING INDEX reactions_message_emoji_position \(message_id=\?\)/,
-          text,
-        );
-      }
-    }
-  });
+      const member = sqlite.prepare(
+        "INSERT INTO memberships (room, subject, role, joined_at) VALUES (?, ?, 'member', ?)",
+      );
+      // The trigram index entry too, as the store writes it with each create.
+      const index = sqlite.prepare('INSERT INTO message_search (rowid, text) VALUES (?, ?)');
+      sqlite.transaction(() => {
+        for (let i = 0; i < ROWS; i++) {
+          const text = `m ${i}${i % 10 === 0 ? ' common' : ''}`;
+          const replyTo = i % REPLY_EVERY === 1 ? idOf(i - (i % THREAD)) : null;
+          insert.run(idOf(i), `room-${i % ROOMS}`, 'ada', text, now, now, text, i + 1, replyTo);
+          index.run(i + 1, text);
+        }
+        for (let i = 0; i < ROOMS * 100; i++)
+          room.run(`room-${i}`, i % 4 === 3 ? 'private' : 'public', now, now);
+        for (let i = 0; i < 5000; i++) member.run(`room-${i % ROOMS}`, `user-${i}`, now);
+        member.run('room-7', 'ada', now);
+      })();
+      if (analyzed) sqlite.exec('ANALYZE');
+    });
 
-  for (const { label, query, index } of shapes()) {
-    it(label, () => {
-      const statement = sqliteList(query);
-      const plan = sqlite
-        .prepare(`EXPLAIN QUERY PLAN ${statement.text}`)
-        .all(...statement.values) as { detail: string }[];
-      const details = plan.map((p) => p.detail);
-      const text = details.join(' | ');
-      assert.ok(!details.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${text}`);
-      // The readable condition looks up the message's room by its key, and the subject's membership by its key.
-      // (The statement names them r and s.)
-      for (const lookup of details.filter((d) => /^(SEARCH|SCAN) (r|s)\b/.test(d))) {
-        assert.match(lookup, /^SEARCH (r|s) USING PRIMARY KEY/, text);
-      }
-      if (query.readableBy !== undefined) {
-        assert.equal(
-          details.filter((d) => /^SEARCH (r|s) USING PRIMARY KEY/.test(d)).length,
-          2,
-          text,
+    after(async () => {
+      sqlite.close();
+      await db.cleanup();
+    });
+
+    it("a subject's room list: memberships by the subject's index, each room's newest messages by the room index", () => {
+      const plan = (sql: string, ...values: unknown[]) =>
+        (sqlite.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...values) as { detail: string }[]).map(
+          (p) => p.detail,
         );
-      }
-      const scan = details.find((d) => /\bmessages\b/.test(d));
-      assert.ok(scan !== undefined, `no scan of messages in ${text}`);
-      // Messages are a WITHOUT ROWID table: the table is the primary key's B-tree, so
-      // `SCAN messages` (no bound) walks the primary key in order.
+      const recent = plan(sqliteRecent, 'room-3', 128);
+      assert.ok(!recent.some((d) => /TEMP B-TREE/.test(d)), recent.join(' | '));
       assert.match(
-        scan,
-        index === 'primary'
-          ? /^SEARCH messages USING PRIMARY KEY|^SCAN messages$/
-          : index === 'either'
-            ? /^SEARCH messages USING (PRIMARY KEY|(COVERING )?INDEX messages_room_id)/
-            : index === 'reply'
-              ? /^SEARCH messages USING INDEX messages_reply_to_id \(reply_to=\?/
-              : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/,
-        text,
+        recent.find((d) => /\bmessages\b/.test(d)) ?? '',
+        /^SEARCH messages USING (COVERING )?INDEX messages_room_id \(room=\?\)/,
+        recent.join(' | '),
+      );
+      const mine = plan(sqliteMemberRooms, { subject: 'ada' });
+      assert.ok(!mine.some((d) => /^SCAN/.test(d)), mine.join(' | '));
+      assert.ok(
+        mine.some((d) => /^SEARCH m USING (COVERING )?INDEX memberships_subject_room/.test(d)),
+        mine.join(' | '),
       );
     });
-  }
 
-  // An around page: the two halves' own list statements, each walking the key from around.
-  for (const { label, query, around, index } of aroundShapes()) {
-    it(label, () => {
-      const statements = sqliteAround(query, around);
-      assert.equal(statements.length, 2);
-      for (const statement of statements) {
-        const details = (
-          sqlite.prepare(`EXPLAIN QUERY PLAN ${statement.text}`).all(...statement.values) as {
+    it("a page's reaction summaries: each message by key, its reactions by the (message, emoji, place) index", () => {
+      for (const readable of [false, true]) {
+        const plan = (
+          sqlite
+            .prepare(`EXPLAIN QUERY PLAN ${sqliteReactionBatch(readable)}`)
+            .all({ ids: JSON.stringify([idOf(1), idOf(2)]), me: 'ada', reader: 'ada' }) as {
             detail: string;
           }[]
         ).map((p) => p.detail);
-        const text = details.join(' | ');
-        assert.ok(!details.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${text}`);
-        assert.match(
-          details.find((d) => /\bmessages\b/.test(d)) ?? '',
-          index === 'primary'
-            ? /^SEARCH messages USING PRIMARY KEY \(id[<>]\?\)/
-            : index === 'reply'
-              ? /^SEARCH messages USING INDEX messages_reply_to_id \(reply_to=\? AND id[<>]\?\)/
-              : /^SEARCH messages USING (COVERING )?INDEX messages_room_id \(room=\? AND id[<>]\?\)/,
+        const text = plan.join(' | ');
+        assert.ok(!plan.some((d) => /^SCAN (m|messages|reactions)\b/.test(d)), text);
+        assert.ok(
+          plan.some((d) => /^SEARCH m USING PRIMARY KEY \(id=\?\)/.test(d)),
           text,
         );
+        const reactions = plan.filter((d) => /\breactions\b/.test(d) && /^SEARCH/.test(d));
+        assert.ok(reactions.length >= 2, text);
+        for (const d of reactions) {
+          assert.match(
+            d,
+            /USING COVERING INDEX reactions_message_emoji_position \(message_id=\?\)/,
+            text,
+          );
+        }
       }
     });
-  }
 
-  // A search: the ordered walk (with a budget) uses the list's own key and never sorts; the
-  // index way starts from the FTS5 matches and finds each message by its search_rowid (then
-  // sorts those few rows); short terms alone walk the room's range.
-  for (const { label, query } of searchShapes()) {
-    it(`search: ${label}`, () => {
-      const { walk, index, range, plain } = searchStatements(listFilter(query));
-      const plan = (text: string) => {
-        const values = Array.from({ length: text.split('?').length - 1 }, () => 'x');
-        return (
-          sqlite.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...values) as { detail: string }[]
-        ).map((p) => p.detail);
-      };
-      const keyWalk =
-        query.room === undefined
-          ? /^SEARCH messages USING PRIMARY KEY|^SCAN messages$/
-          : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/;
-      if (walk === undefined || index === undefined) {
-        assert.match(label, /short terms/);
-        const details = plan(plain);
-        assert.ok(!details.some((d) => /TEMP B-TREE/.test(d)), details.join(' | '));
+    for (const { label, query, index } of shapes()) {
+      it(label, () => {
+        const statement = sqliteList(query);
+        const plan = sqlite
+          .prepare(`EXPLAIN QUERY PLAN ${statement.text}`)
+          .all(...statement.values) as { detail: string }[];
+        const details = plan.map((p) => p.detail);
+        const text = details.join(' | ');
+        assert.ok(!details.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${text}`);
+        // The readable condition looks up the message's room by its key, and the subject's membership by its key.
+        // (The statement names them r and s.)
+        for (const lookup of details.filter((d) => /^(SEARCH|SCAN) (r|s)\b/.test(d))) {
+          assert.match(lookup, /^SEARCH (r|s) USING PRIMARY KEY/, text);
+        }
+        if (query.readableBy !== undefined) {
+          assert.equal(
+            details.filter((d) => /^SEARCH (r|s) USING PRIMARY KEY/.test(d)).length,
+            2,
+            text,
+          );
+        }
+        const scan = details.find((d) => /\bmessages\b/.test(d));
+        assert.ok(scan !== undefined, `no scan of messages in ${text}`);
+        // Messages are a WITHOUT ROWID table: the table is the primary key's B-tree, so
+        // `SCAN messages` (no bound) walks the primary key in order.
         assert.match(
-          details.find((d) => /\bmessages\b/.test(d)) ?? '',
-          keyWalk,
-          details.join(' | '),
+          scan,
+          index === 'primary'
+            ? /^SEARCH messages USING PRIMARY KEY|^SCAN messages$/
+            : index === 'either'
+              ? /^SEARCH messages USING (PRIMARY KEY|(COVERING )?INDEX messages_room_id)/
+              : index === 'reply'
+                ? /^SEARCH messages USING INDEX messages_reply_to_id \(reply_to=\?/
+                : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/,
+          text,
         );
-        return;
-      }
-      const walked = plan(walk);
-      assert.ok(!walked.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${walked.join(' | ')}`);
-      // The count of the walk's range (at most a budget of rows) walks a key, never the index.
-      const ranged = plan(range!);
-      assert.ok(
-        !ranged.some((d) => /TEMP B-TREE|message_search/.test(d)),
-        `the range count: ${ranged.join(' | ')}`,
-      );
-      assert.match(walked.find((d) => /\bmessages\b/.test(d)) ?? '', keyWalk, walked.join(' | '));
-      const indexed = plan(index);
-      const text = indexed.join(' | ');
-      assert.match(indexed[0] ?? '', /^SCAN message_search VIRTUAL TABLE INDEX \d+:M/, text);
-      assert.ok(
-        indexed.some((d) => d.startsWith('SEARCH messages USING INDEX messages_search_rowid')),
-        text,
-      );
-      assert.ok(!indexed.some((d) => /^SCAN messages/.test(d)), text);
-    });
-  }
-});
+      });
+    }
+
+    // An around page: the two halves' own list statements, each walking the key from around.
+    for (const { label, query, around, index } of aroundShapes()) {
+      it(label, () => {
+        const statements = sqliteAround(query, around);
+        assert.equal(statements.length, 2);
+        for (const statement of statements) {
+          const details = (
+            sqlite.prepare(`EXPLAIN QUERY PLAN ${statement.text}`).all(...statement.values) as {
+              detail: string;
+            }[]
+          ).map((p) => p.detail);
+          const text = details.join(' | ');
+          assert.ok(!details.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${text}`);
+          assert.match(
+            details.find((d) => /\bmessages\b/.test(d)) ?? '',
+            index === 'primary'
+              ? /^SEARCH messages USING PRIMARY KEY \(id[<>]\?\)/
+              : index === 'reply'
+                ? /^SEARCH messages USING INDEX messages_reply_to_id \(reply_to=\? AND id[<>]\?\)/
+                : /^SEARCH messages USING (COVERING )?INDEX messages_room_id \(room=\? AND id[<>]\?\)/,
+            text,
+          );
+        }
+      });
+    }
+
+    // A search: the ordered walk (with a budget) uses the list's own key and never sorts; the
+    // index way starts from the FTS5 matches and finds each message by its search_rowid (then
+    // sorts those few rows); short terms alone walk the room's range.
+    for (const { label, query } of searchShapes()) {
+      it(`search: ${label}`, () => {
+        const { walk, index, range, plain } = searchStatements(listFilter(query));
+        const plan = (text: string) => {
+          const values = Array.from({ length: text.split('?').length - 1 }, () => 'x');
+          return (
+            sqlite.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...values) as { detail: string }[]
+          ).map((p) => p.detail);
+        };
+        const keyWalk =
+          query.room === undefined
+            ? /^SEARCH messages USING PRIMARY KEY|^SCAN messages$/
+            : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/;
+        if (walk === undefined || index === undefined) {
+          assert.match(label, /short terms/);
+          const details = plan(plain);
+          assert.ok(!details.some((d) => /TEMP B-TREE/.test(d)), details.join(' | '));
+          assert.match(
+            details.find((d) => /\bmessages\b/.test(d)) ?? '',
+            keyWalk,
+            details.join(' | '),
+          );
+          return;
+        }
+        const walked = plan(walk);
+        assert.ok(!walked.some((d) => /TEMP B-TREE/.test(d)), `a sort in ${walked.join(' | ')}`);
+        // The count of the walk's range (at most a budget of rows) walks a key, never the index.
+        const ranged = plan(range!);
+        assert.ok(
+          !ranged.some((d) => /TEMP B-TREE|message_search/.test(d)),
+          `the range count: ${ranged.join(' | ')}`,
+        );
+        assert.match(walked.find((d) => /\bmessages\b/.test(d)) ?? '', keyWalk, walked.join(' | '));
+        const indexed = plan(index);
+        const text = indexed.join(' | ');
+        assert.match(indexed[0] ?? '', /^SCAN message_search VIRTUAL TABLE INDEX \d+:M/, text);
+        assert.ok(
+          indexed.some((d) => d.startsWith('SEARCH messages USING INDEX messages_search_rowid')),
+          text,
+        );
+        assert.ok(!indexed.some((d) => /^SCAN messages/.test(d)), text);
+      });
+    }
+  });
+}
