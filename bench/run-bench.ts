@@ -13,7 +13,7 @@
  *        --no-build: use the existing dist/.
  *        --baseline=<commit>: also build that commit and measure its PostgreSQL creates
  *          (CPU per create, service and database) interleaved with this one's (pg-create),
- *          its GET by id and durable POST on both stores interleaved with this one's
+ *          its GET by id, history page and durable POST on both stores interleaved with this one's
  *          (baseline), and its durable creates against this one's (search: the index's cost).
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -65,6 +65,7 @@ import {
 import { searchGroup } from './search-bench.ts';
 import { conversationsGroup } from './conversations.ts';
 import { sustainedGroup } from './sustained-create.ts';
+import { postgresRoomIds, sqliteRoomIds } from './room-ids.ts';
 import {
   detectCores,
   freePort,
@@ -116,6 +117,8 @@ const plan = quick
 const large = quick ? 100_000 : 1_000_000;
 const listRuns = quick ? 1 : 3;
 const AROUND_LABEL = 'page around a message (order=desc, limit=50, around=id)';
+const ROOM_HISTORY_LABEL =
+  "a room's history page (room=<the id's room>, order=desc, limit=50, before=id)";
 
 /** `user-rooms` drives the subject's room list with fewer connections than the other groups. */
 const USER_ROOMS_CONNECTIONS = 10;
@@ -414,6 +417,16 @@ async function main(): Promise<void> {
           { id: 'history:sqlite-around', label: AROUND_LABEL, ...sqlite(large) },
           { path: '/', script: 'around.lua', args: [idsFile('large')] },
         ),
+        wrkMember(
+          cores,
+          sqliteLarge,
+          { id: 'history:sqlite-room-history', label: ROOM_HISTORY_LABEL, ...sqlite(large) },
+          {
+            path: '/',
+            script: 'room-history.lua',
+            args: [sqliteRoomIds(dbFile('large'), idsFile('large'), idsFile('large-rooms'))],
+          },
+        ),
       ];
       if (pgService !== undefined) {
         members.push(
@@ -440,6 +453,27 @@ async function main(): Promise<void> {
             pgService,
             { id: 'history:postgres-around', label: AROUND_LABEL, ...postgresMeta(large) },
             { path: '/', script: 'around.lua', args: [idsFile('pg-large')] },
+            pgBench!.databaseCpu(pgService),
+          ),
+          wrkMember(
+            cores,
+            pgService,
+            {
+              id: 'history:postgres-room-history',
+              label: ROOM_HISTORY_LABEL,
+              ...postgresMeta(large),
+            },
+            {
+              path: '/',
+              script: 'room-history.lua',
+              args: [
+                await postgresRoomIds(
+                  pgBench!.url!,
+                  idsFile('pg-large'),
+                  idsFile('pg-large-rooms'),
+                ),
+              ],
+            },
             pgBench!.databaseCpu(pgService),
           ),
         );
@@ -655,7 +689,7 @@ async function main(): Promise<void> {
       await guarded('sustained', async () => {
         const pg = pgBench?.url === undefined ? null : { ...pgBench, url: pgBench.url };
         const got = await sustainedGroup({
-          ...{ round: roundContext(cores), large, startService, stop },
+          ...{ round: roundContext(cores), quick, large, startService, stop },
           sqlite: { file: dbFile('large'), copy: dbFile('sustained') },
           postgres: pg === null ? null : { url: pg.url, databaseCpu: (s) => pg.databaseCpu(s) },
         });
@@ -1263,7 +1297,9 @@ async function baselineGroup(
         ),
       );
     }
-    log(`baseline: GET by id and durable POST, this commit and ${build.commit}, interleaved`);
+    log(
+      `baseline: GET by id, a history page and durable POST, this commit and ${build.commit}, interleaved`,
+    );
     return await pairedRounds('baseline', members, 'baseline:floor');
   } finally {
     for (const server of servers) await stop(server);

@@ -15,6 +15,8 @@ import type { ServerProcess } from './server-process.ts';
 
 export interface SustainedContext {
   readonly round: RoundContext;
+  /** `--quick`: two windows of the quick rounds' length. */
+  readonly quick: boolean;
   readonly large: number;
   /** The seeded SQLite file (copied, never written) and the copy's path. */
   readonly sqlite: { readonly file: string; readonly copy: string };
@@ -27,14 +29,17 @@ export interface SustainedContext {
   stop(server: ServerProcess): Promise<void>;
 }
 
-/** Full runs: six windows of 10 s. */
+/** Full runs: six windows of 10 s; quick runs two of the quick rounds' length. */
 const FULL = { windows: 6, seconds: 10 };
+
+/** A window's figure, or a dash where the window has none. */
+const each = (values: readonly (number | null | undefined)[], digits: number) =>
+  values.map((v) => (v == null ? '-' : v.toFixed(digits))).join(', ');
 
 export async function sustainedGroup(
   ctx: SustainedContext,
 ): Promise<{ scenarios: ScenarioResult[]; notes: string[] }> {
-  const quick = ctx.round.plan.rounds < 4;
-  const shape = quick ? { windows: 2, seconds: ctx.round.plan.seconds } : FULL;
+  const shape = ctx.quick ? { windows: 2, seconds: ctx.round.plan.seconds } : FULL;
   // One member per run, so the "rounds" are consecutive windows of one server's load.
   const round: RoundContext = {
     ...ctx.round,
@@ -42,7 +47,10 @@ export async function sustainedGroup(
   };
   const total = shape.windows * shape.seconds;
   const scenarios: ScenarioResult[] = [];
-  const notes: string[] = [];
+  const notes: string[] = [
+    `sustained: ${shape.windows} windows of ${shape.seconds} s per store, one after the other on ` +
+      "one server, no floor (the header's rounds are the other groups')",
+  ];
   const run = async (
     store: 'sqlite' | 'postgres',
     server: ServerProcess,
@@ -66,34 +74,59 @@ export async function sustainedGroup(
     const [result] = await pairedRounds(round, 'sustained', [member], null);
     scenarios.push(result!);
     const windows = result!.samples;
-    const list = (f: (s: (typeof windows)[number]) => string) => windows.map(f).join(', ');
+    const rates = windows.map((w) => Math.round(w.requestsPerSecond).toLocaleString('en'));
     notes.push(
-      `sustained ${store}: creates/s by window ${list((s) => Math.round(s.requestsPerSecond).toLocaleString('en'))}; ` +
-        `p99 ms ${list((s) => s.p99Ms.toFixed(1))}` +
-        (windows[0]?.serverCpuUsPerRequest == null
+      `sustained ${store}: creates/s by window ${rates.join(', ')}; ` +
+        `p99 ms ${each(
+          windows.map((w) => w.p99Ms),
+          1,
+        )}; service CPU µs a create ${each(
+          windows.map((w) => w.serverCpuUsPerRequest),
+          1,
+        )}` +
+        (databaseCpu === undefined
           ? ''
-          : `; service CPU µs a create ${list((s) => s.serverCpuUsPerRequest!.toFixed(1))}`),
+          : `; database CPU µs a create ${each(
+              windows.map((w) => w.databaseCpuUsPerRequest),
+              1,
+            )}`),
     );
   };
-
-  copySqlite(ctx.sqlite.file, ctx.sqlite.copy);
-  const sqlite = await ctx.startService('sustained-sqlite', {
-    DATABASE_URL: `sqlite:${ctx.sqlite.copy}`,
-    SQLITE_SYNCHRONOUS: 'full',
-  });
-  try {
-    await run('sqlite', sqlite, { SQLITE_SYNCHRONOUS: 'full' });
-  } finally {
-    await ctx.stop(sqlite);
-    removeSqlite(ctx.sqlite.copy);
-  }
-  if (ctx.postgres !== null) {
-    const pg = await ctx.startService('sustained-postgres', { DATABASE_URL: ctx.postgres.url });
+  // Each store on its own: a failure leaves a note, and the other store is still measured.
+  const guarded = async (store: string, work: () => Promise<void>) => {
     try {
-      await run('postgres', pg, { PG_POOL_SIZE: '10 (default)' }, ctx.postgres.databaseCpu(pg));
-    } finally {
-      await ctx.stop(pg);
+      await work();
+    } catch (error) {
+      notes.push(`sustained ${store} failed: ${(error as Error).message.split('\n')[0]}`);
     }
+  };
+
+  await guarded('sqlite', async () => {
+    try {
+      copySqlite(ctx.sqlite.file, ctx.sqlite.copy);
+      const sqlite = await ctx.startService('sustained-sqlite', {
+        DATABASE_URL: `sqlite:${ctx.sqlite.copy}`,
+        SQLITE_SYNCHRONOUS: 'full',
+      });
+      try {
+        await run('sqlite', sqlite, { SQLITE_SYNCHRONOUS: 'full' });
+      } finally {
+        await ctx.stop(sqlite);
+      }
+    } finally {
+      removeSqlite(ctx.sqlite.copy);
+    }
+  });
+  const postgres = ctx.postgres;
+  if (postgres !== null) {
+    await guarded('postgres', async () => {
+      const pg = await ctx.startService('sustained-postgres', { DATABASE_URL: postgres.url });
+      try {
+        await run('postgres', pg, { PG_POOL_SIZE: '10 (default)' }, postgres.databaseCpu(pg));
+      } finally {
+        await ctx.stop(pg);
+      }
+    });
   }
   return { scenarios, notes };
 }
