@@ -59,9 +59,14 @@ export function connectionConfig(url: string, poolSize: number, timeoutMs: numbe
     // be (index scans; test/store/list-plans.test.ts checks them). By default PostgreSQL keeps
     // planning a statement anew on every execution whenever it estimates the generic plan
     // dearer than a custom one (a parameter LIMIT is enough for that): planning was most of
-    // the database's CPU for a history page (measured).
+    // the database's CPU for a history page (measured). A generic plan cannot see a page's
+    // LIMIT, so it is costed as if it read a tenth of the rows: on 1M messages a batch of room
+    // pages came out above jit_above_cost, and PostgreSQL compiled it with LLVM at every
+    // execution (about 5 ms for 20 pages that then ran in 1). No statement here runs long
+    // enough for JIT to pay.
     options: [
       '-c plan_cache_mode=force_generic_plan',
+      '-c jit=off',
       ...(schema === null ? [] : [`-c search_path=${schema}`]),
     ].join(' '),
   };
