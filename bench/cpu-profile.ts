@@ -11,7 +11,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, detectCores, pinned, startServer } from './server-process.ts';
+import { freePort, detectCores, pinned, SERVICE_SETTINGS, startServer } from './server-process.ts';
 import { readIds, sqlitePages, subset, SUMMARY_PAGES } from './conversations.ts';
 import { seedSqlite } from './seed-data.ts';
 import { seedSqliteReactions } from './seed-reactions.ts';
@@ -141,14 +141,7 @@ async function main(): Promise<void> {
       `--cpu-prof-dir=${OUT}`,
       'dist/server.js',
     ]),
-    env: {
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DATABASE_URL: `sqlite:${db}`,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_WRITE: 'off',
-      RATE_LIMIT_READ: 'off',
-    },
+    env: { ...SERVICE_SETTINGS, PORT: String(port), DATABASE_URL: `sqlite:${db}` },
     port,
     readyPath: '/readyz',
     cwd: ROOT,

@@ -27,7 +27,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { machineInfo } from './machine-info.ts';
-import { freePort, startServer, type ServerProcess } from './server-process.ts';
+import { freePort, SERVICE_SETTINGS, startServer, type ServerProcess } from './server-process.ts';
 import { markedStream, postMessage } from './sse-markers.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -43,12 +43,9 @@ const DELIVERY_TIMEOUT_MS = 10_000;
 const GOAL_P99_MS = 100;
 
 const SERVICE_ENV = {
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT_WRITE: 'off',
-  RATE_LIMIT_READ: 'off',
+  ...SERVICE_SETTINGS,
   // Every stream of the 1,000 comes from this one address: the per-client cap must not refuse them.
   EVENTS_MAX_STREAMS_PER_CLIENT: '100000',
-  HOST: '127.0.0.1',
 };
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });

@@ -42,7 +42,7 @@ import {
   sqliteMessageInserter,
   type SeedRow,
 } from './seed-data.ts';
-import { detectCores, freePort, pinned, startServer } from './server-process.ts';
+import { detectCores, freePort, pinned, SERVICE_SETTINGS, startServer } from './server-process.ts';
 import { errorCount, requestsPerSecond, runWrk } from './wrk-runner.ts';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -195,12 +195,10 @@ async function measureHttp(seeded: string, policy: Policy, seconds: number): Pro
       name: 'fts-merge',
       command: pinned(cores, cores.server, ['node', 'dist/server.js']),
       env: {
+        ...SERVICE_SETTINGS,
         DATABASE_URL: `sqlite:${file}`,
         PORT: String(port),
         SQLITE_SYNCHRONOUS: 'full',
-        LOG_LEVEL: 'warn',
-        RATE_LIMIT_WRITE: 'off',
-        RATE_LIMIT_READ: 'off',
       },
       port,
       readyPath: '/readyz',

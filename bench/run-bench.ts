@@ -74,6 +74,7 @@ import {
   startServer,
   type Cores,
   type ServerProcess,
+  SERVICE_SETTINGS,
 } from './server-process.ts';
 import { ensureWrk, runWrk } from './wrk-runner.ts';
 
@@ -124,13 +125,6 @@ const ROOM_HISTORY_LABEL =
 const USER_ROOMS_CONNECTIONS = 10;
 /** `streams`: measured writes per store (after 20 warm-up writes). */
 const streamWrites = quick ? 60 : 300;
-
-const SERVICE_SETTINGS = {
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'warn',
-  RATE_LIMIT_WRITE: 'off',
-  RATE_LIMIT_READ: 'off',
-} as const;
 
 function log(line: string): void {
   process.stderr.write(`${line}\n`);

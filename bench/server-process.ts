@@ -10,6 +10,17 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+/**
+ * How every bench runs the service: on loopback, logging warnings only, with
+ * rate limits off (a load generator is one client).
+ */
+export const SERVICE_SETTINGS = {
+  HOST: '127.0.0.1',
+  LOG_LEVEL: 'warn',
+  RATE_LIMIT_WRITE: 'off',
+  RATE_LIMIT_READ: 'off',
+} as const;
+
 export interface Cores {
   /** taskset is present and there are at least two cores. */
   readonly pinned: boolean;
