@@ -4,15 +4,10 @@
  * A chat client reads a room's history, which walks the (room, id) index,
  * not the store-wide page's id key.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import { readIds } from './conversations.ts';
 import { schemaClient } from './seed-data.ts';
-
-function readIds(idsFile: string): string[] {
-  return readFileSync(idsFile, 'utf8')
-    .split('\n')
-    .filter((line) => line.length > 0);
-}
 
 function write(out: string, pairs: readonly (readonly [string, string])[]): string {
   writeFileSync(out, `${pairs.map(([id, room]) => `${id} ${room}`).join('\n')}\n`);
