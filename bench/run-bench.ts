@@ -1170,8 +1170,8 @@ async function migrateWith(
 }
 
 /**
- * GET by id, a history page and durable POST of this build and of the baseline's, on SQLite
- * and PostgreSQL at `large` stored, all in the same interleaved rounds. Both
+ * GET by id, a history page, a room's history page and durable POST of this build and of the
+ * baseline's, on SQLite and PostgreSQL at `large` stored, all in the same interleaved rounds. Both
  * builds hold the same kind of store: seeded in the baseline's schema (which
  * the baseline's build migrates itself), and for this build then upgraded by
  * its own migrations, as a store in production would be.
@@ -1203,6 +1203,7 @@ async function baselineGroup(
       head: ServerProcess,
       old: ServerProcess,
       ids: { head: string; old: string },
+      roomIds: { head: string; old: string },
       databaseCpu?: (server: ServerProcess) => () => Promise<number>,
     ): Member[] => {
       const settings: Record<string, string> =
@@ -1220,14 +1221,19 @@ async function baselineGroup(
           (f: string) => ({ path: '/', script: 'history.lua', args: [f] }),
         ],
         [
+          'room-history',
+          ROOM_HISTORY_LABEL,
+          (_: string, rooms: string) => ({ path: '/', script: 'room-history.lua', args: [rooms] }),
+        ],
+        [
           'create',
           'POST /api/messages (durable)',
           () => ({ path: '/api/messages', script: 'create.lua' }),
         ],
       ] as const) {
-        for (const [which, server, idsPath] of [
-          ['head', head, ids.head],
-          ['baseline', old, ids.old],
+        for (const [which, server, idsPath, roomIdsPath] of [
+          ['head', head, ids.head, roomIds.head],
+          ['baseline', old, ids.old, roomIds.old],
         ] as const) {
           out.push(
             wrkMember(
@@ -1240,7 +1246,7 @@ async function baselineGroup(
                 stored: large,
                 settings,
               },
-              run(idsPath),
+              run(idsPath, roomIdsPath),
               databaseCpu?.(server),
             ),
           );
@@ -1260,9 +1266,16 @@ async function baselineGroup(
     );
     servers.push(sqliteOld);
     const sqliteIds = paths.idsFile('baseline');
+    const sqliteRooms = sqliteRoomIds(oldFile, sqliteIds, paths.idsFile('baseline-rooms'));
     const members = [
       floor('baseline'),
-      ...pair('sqlite', sqliteHead, sqliteOld, { head: sqliteIds, old: sqliteIds }),
+      ...pair(
+        'sqlite',
+        sqliteHead,
+        sqliteOld,
+        { head: sqliteIds, old: sqliteIds },
+        { head: sqliteRooms, old: sqliteRooms },
+      ),
     ];
 
     if (reachable(bench)) {
@@ -1287,12 +1300,24 @@ async function baselineGroup(
           pgHead,
           pgOld,
           { head: paths.idsFile('pg-baseline-head'), old: paths.idsFile('pg-baseline-old') },
+          {
+            head: await postgresRoomIds(
+              headUrl,
+              paths.idsFile('pg-baseline-head'),
+              paths.idsFile('pg-baseline-head-rooms'),
+            ),
+            old: await postgresRoomIds(
+              oldUrl,
+              paths.idsFile('pg-baseline-old'),
+              paths.idsFile('pg-baseline-old-rooms'),
+            ),
+          },
           bench.databaseCpu,
         ),
       );
     }
     log(
-      `baseline: GET by id, a history page and durable POST, this commit and ${build.commit}, interleaved`,
+      `baseline: GET by id, a history page, a room's page and durable POST, this commit and ${build.commit}, interleaved`,
     );
     return await pairedRounds('baseline', members, 'baseline:floor');
   } finally {

@@ -620,16 +620,17 @@ for (const analyzed of [true, false]) {
         const scan = details.find((d) => /\bmessages\b/.test(d));
         assert.ok(scan !== undefined, `no scan of messages in ${text}`);
         // Messages are a WITHOUT ROWID table: the table is the primary key's B-tree, so
-        // `SCAN messages` (no bound) walks the primary key in order.
+        // `SCAN messages` (no bound) walks the primary key in order. A room's page reads the
+        // room index alone (migration 10: it holds each message's JSON), never the table.
         assert.match(
           scan,
           index === 'primary'
             ? /^SEARCH messages USING PRIMARY KEY|^SCAN messages$/
             : index === 'either'
-              ? /^SEARCH messages USING (PRIMARY KEY|(COVERING )?INDEX messages_room_id)/
+              ? /^SEARCH messages USING (PRIMARY KEY|COVERING INDEX messages_room_id)/
               : index === 'reply'
                 ? /^SEARCH messages USING INDEX messages_reply_to_id \(reply_to=\?/
-                : /^SEARCH messages USING (COVERING )?INDEX messages_room_id/,
+                : /^SEARCH messages USING COVERING INDEX messages_room_id/,
           text,
         );
       });
@@ -654,7 +655,7 @@ for (const analyzed of [true, false]) {
               ? /^SEARCH messages USING PRIMARY KEY \(id[<>]\?\)/
               : index === 'reply'
                 ? /^SEARCH messages USING INDEX messages_reply_to_id \(reply_to=\? AND id[<>]\?\)/
-                : /^SEARCH messages USING (COVERING )?INDEX messages_room_id \(room=\? AND id[<>]\?\)/,
+                : /^SEARCH messages USING COVERING INDEX messages_room_id \(room=\? AND id[<>]\?\)/,
             text,
           );
         }

@@ -68,6 +68,11 @@ test('a version 1 database with messages migrates to the latest schema, keeping 
       check.prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger'").pluck().all(),
       [],
     );
+    // A room's page reads the room index alone (migration 10): it holds each message's JSON.
+    assert.deepEqual(
+      check.prepare("SELECT name FROM pragma_index_info('messages_room_id')").pluck().all(),
+      ['room', 'id', 'author', 'body'],
+    );
   } finally {
     check.close();
   }
