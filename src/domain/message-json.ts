@@ -36,7 +36,7 @@ export function lastIdOfMessagesJson(json: string): string | undefined {
  * of a streamed list's batch, carried into the next batch's query, kept the
  * batch's JSON (about 155 KB) alive as long as that query was (on PostgreSQL,
  * past its end: see PostgresStore's #query), so it reached the old
- * generation (the README's list figures). Slicing a string built around the
+ * generation (the list figures in docs/performance.md). Slicing a string built around the
  * slice makes V8 copy those characters first.
  */
 function idAt(json: string, start: number): string {

@@ -35,6 +35,7 @@ import { MEMBER_ROOMS_SQL as sqliteMemberRooms } from '../../src/store/sqlite/me
 import { batchSql as postgresReactionBatch } from '../../src/store/postgres/reactions.ts';
 import { batchSql as sqliteReactionBatch } from '../../src/store/sqlite/reactions.ts';
 import { RECENT_MESSAGES_SQL as sqliteRecent } from '../../src/store/sqlite/messages.ts';
+import { unreadSql as sqliteUnread } from '../../src/store/sqlite/read-markers.ts';
 import { postgresEngine, sqliteEngine, type TestDatabase } from '../support/engines.ts';
 import { silent } from '../support/open-store.ts';
 import { PG_BASE_URL, postgresAvailable, skipUnless } from '../support/prerequisites.ts';
@@ -561,6 +562,14 @@ for (const analyzed of [true, false]) {
         /^SEARCH messages USING (COVERING )?INDEX messages_room_id \(room=\?\)/,
         recent.join(' | '),
       );
+      // An unread count (read-markers.ts) reads the room index alone: it holds the author.
+      const unread = plan(`SELECT ${sqliteUnread('?', '?', '?')}`, 'room-3', idOf(5), 'ada');
+      assert.ok(
+        unread.some((d) =>
+          /^SEARCH u USING COVERING INDEX messages_room_id \(room=\? AND id>\?\)/.test(d),
+        ),
+        unread.join(' | '),
+      );
       const mine = plan(sqliteMemberRooms, { subject: 'ada' });
       assert.ok(!mine.some((d) => /^SCAN/.test(d)), mine.join(' | '));
       assert.ok(
@@ -697,6 +706,14 @@ for (const analyzed of [true, false]) {
           !ranged.some((d) => /TEMP B-TREE|message_search/.test(d)),
           `the range count: ${ranged.join(' | ')}`,
         );
+        if (query.room !== undefined) {
+          // Counted on the room index alone, never row by row in the table.
+          assert.match(
+            ranged.find((d) => /\bmessages\b/.test(d)) ?? '',
+            /^SEARCH messages USING COVERING INDEX messages_room_id \(room=\?/,
+            ranged.join(' | '),
+          );
+        }
         assert.match(walked.find((d) => /\bmessages\b/.test(d)) ?? '', keyWalk, walked.join(' | '));
         const indexed = plan(index);
         const text = indexed.join(' | ');

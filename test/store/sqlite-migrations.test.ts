@@ -8,21 +8,14 @@ import Database from 'better-sqlite3';
 import { v7 as uuidv7 } from 'uuid';
 import { sqliteMigrations } from '../../src/store/sqlite/migrations.ts';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { versionOneDatabase } from '../support/sqlite-version-one.ts';
 import { assertUpgradedMessages } from '../support/upgraded-messages.ts';
 
 test('a version 1 database with messages migrates to the latest schema, keeping them', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'sqlite-migrations-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'old.db');
-  const old = new Database(file);
-  old.pragma('journal_mode = WAL');
-  old.exec(
-    'CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-  );
-  old.exec(sqliteMigrations[0]!.sql);
-  old
-    .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, ?, ?)')
-    .run(sqliteMigrations[0]!.name, new Date().toISOString());
+  const old = versionOneDatabase(file);
   const messages = Array.from({ length: 30 }, (_, i) => ({
     id: uuidv7(),
     room: i % 2 === 0 ? 'even' : 'odd',

@@ -294,10 +294,12 @@ export const sqliteMigrations: readonly Migration[] = [
     name: "a room's pages read from the room index alone: it holds each message's JSON",
     // A room's rows lie scattered in the id-ordered table, whose interior pages hold whole rows
     // (WITHOUT ROWID, rows of about 650 bytes): each row of a room's page was a descent of some
-    // 8 levels, 50 of them a page. With the JSON in the index, a page is one descent and a walk
-    // of its leaves: about 130 µs against 40 (in process, 1M messages; docs/performance.md). The
-    // price is paid at each create and edit (about 8 µs more a create, in the same measurement)
-    // and on disk (the index holds a second copy of each message's JSON: a third more file).
+    // 8 levels, 51 of them a page. With the JSON in the index, a page is one descent and a walk
+    // of its leaves: a room's page statement 128-140 µs before, 38-56 after (in process, 1M
+    // messages); half the CPU for a room's page in the server (docs/performance.md). The price
+    // is paid at each create and edit (12 µs more a durable create in the server), by unread
+    // counts and room searches, which walk wider entries, and on disk (the index holds a second
+    // copy of each message's JSON: a third more file).
     sql: `
       DROP INDEX messages_room_id;
       CREATE INDEX messages_room_id ON messages (room, id, author, body);
