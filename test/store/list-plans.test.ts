@@ -11,9 +11,7 @@ import assert from 'node:assert/strict';
 import { describe, it, before, after } from 'node:test';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { defaultConfig } from '../../src/config.ts';
 import type { ListQuery } from '../../src/domain/message.ts';
-import { createStore } from '../../src/store/create-store.ts';
 import { listFilter } from '../../src/domain/list-filter.ts';
 import { searchQuery } from '../../src/domain/search-text.ts';
 import { aroundHalves } from '../../src/domain/around-page.ts';
@@ -37,7 +35,7 @@ import { batchSql as sqliteReactionBatch } from '../../src/store/sqlite/reaction
 import { RECENT_MESSAGES_SQL as sqliteRecent } from '../../src/store/sqlite/messages.ts';
 import { unreadSql as sqliteUnread } from '../../src/store/sqlite/read-markers.ts';
 import { postgresEngine, sqliteEngine, type TestDatabase } from '../support/engines.ts';
-import { silent } from '../support/open-store.ts';
+import { migratedDatabase } from '../support/open-store.ts';
 import { PG_BASE_URL, postgresAvailable, skipUnless } from '../support/prerequisites.ts';
 
 const ROWS = 60_000;
@@ -163,10 +161,7 @@ describe('list plans on PostgreSQL', async () => {
 
   before(async () => {
     if (skip !== false) return;
-    db = await postgresEngine.createDatabase();
-    const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), silent);
-    await store.migrate();
-    await store.close();
+    db = await migratedDatabase(postgresEngine);
     const schema = new URL(db.url).searchParams.get('schema')!;
     client = new pg.Client({ connectionString: PG_BASE_URL });
     await client.connect();
@@ -511,10 +506,7 @@ for (const analyzed of [true, false]) {
     let sqlite: Database.Database;
 
     before(async () => {
-      db = await sqliteEngine.createDatabase();
-      const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), silent);
-      await store.migrate();
-      await store.close();
+      db = await migratedDatabase(sqliteEngine);
       sqlite = new Database(db.url.slice('sqlite:'.length));
       const insert = sqlite.prepare(
         `INSERT INTO messages (id, room, author, content, created_at, updated_at, version,

@@ -8,14 +8,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
-import { defaultConfig } from '../../src/config.ts';
 import { listFilter } from '../../src/domain/list-filter.ts';
 import type { ListQuery } from '../../src/domain/message.ts';
-import { createStore } from '../../src/store/create-store.ts';
 import { listBatchSql, listParameters } from '../../src/store/postgres/list-sql.ts';
 import { connectionConfig } from '../../src/store/postgres/postgres-store.ts';
 import { postgresEngine, skipUnlessEngine, type TestDatabase } from '../support/engines.ts';
-import { silent } from '../support/open-store.ts';
+import { migratedDatabase } from '../support/open-store.ts';
 
 const skip = await skipUnlessEngine(postgresEngine);
 
@@ -24,10 +22,7 @@ describe("the service's PostgreSQL sessions", { skip }, () => {
   let client: pg.Client;
 
   before(async () => {
-    db = await postgresEngine.createDatabase();
-    const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), silent);
-    await store.migrate();
-    await store.close();
+    db = await migratedDatabase(postgresEngine);
     // A connection as the service's pool makes them.
     client = new pg.Client(connectionConfig(db.url, 1, 10_000));
     await client.connect();

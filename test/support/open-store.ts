@@ -26,3 +26,15 @@ export async function withStore(
     await db.cleanup();
   }
 }
+
+/** A private database at the latest schema, with no store left open on it (for raw-SQL checks). */
+export async function migratedDatabase(engine: Engine): Promise<TestDatabase> {
+  const db = await engine.createDatabase();
+  const store = openStoreWith(db.url, {});
+  try {
+    await store.migrate();
+  } finally {
+    await store.close();
+  }
+  return db;
+}
