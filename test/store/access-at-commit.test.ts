@@ -156,6 +156,111 @@ describe('the access rule at commit, ordered with a removal', async () => {
   );
 });
 
+describe('PostgreSQL: create_messages and rooms made meanwhile; the rows that fail named', async () => {
+  const skip = await skipUnlessEngine(engines[1]!);
+
+  /** A raw client in the store's schema. */
+  async function schemaClient(db: TestDatabase): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: PG_BASE_URL });
+    await client.connect();
+    await client.query(`SET search_path = ${new URL(db.url).searchParams.get('schema')!}`);
+    return client;
+  }
+
+  it(
+    'a post into a room another transaction is making private waits for it, and is refused',
+    { skip },
+    async () => {
+      const db = await engines[1]!.createDatabase();
+      const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), silent);
+      await store.migrate();
+      const maker = await schemaClient(db);
+      try {
+        // ada's PUT of a new private room, as rooms.ts makes it, held open before its commit.
+        await maker.query('BEGIN');
+        await maker.query(`INSERT INTO rooms (name, visibility, topic, created_by, created_at,
+          updated_at, version) VALUES ('secret', 'private', '', 'ada', now(), now(), 1)`);
+        await maker.query(`INSERT INTO memberships (room, subject, role, joined_at)
+          VALUES ('secret', 'ada', 'owner', now())`);
+        // eve posts to `secret`, not a room when she asks: her create would make it, public.
+        const post = store.messages.create(message('eve', 'secret'), undefined, 'eve');
+        post.catch(() => undefined);
+        await untilBlockedBy(maker);
+        await maker.query('COMMIT');
+        const failure = await post.then(
+          () => assert.fail('a post into a private room it may not read was stored'),
+          (error: unknown) => error,
+        );
+        assert.ok(isAppError(failure) && failure.kind === ErrorKinds.forbidden, String(failure));
+        assert.equal(failure.detail, 'The room secret is private.');
+        const { rows } = await maker.query('SELECT count(*)::int AS n FROM messages');
+        assert.equal(rows[0].n, 0);
+        // ada's room is as she made it.
+        assert.equal((await store.rooms.get('secret'))?.visibility, 'private');
+      } finally {
+        await maker.end();
+        await closeAll(store, db);
+      }
+    },
+  );
+
+  it(
+    'a failing batch names, in DETAIL, every row that breaks the rule it failed on',
+    { skip },
+    async () => {
+      const { db, store, mine } = await teamStore(engines[1]!);
+      const client = await schemaClient(db);
+      try {
+        // Six rows: eve (no member) posts to team at places 2 and 5; places 4 and 5 answer a
+        // message of another room. The access rule is judged first.
+        const rows = [1, 2, 3, 4, 5, 6].map((n) => ({
+          ...message(n === 2 || n === 5 ? 'eve' : 'bob', n === 4 || n === 5 ? 'team' : 'elsewhere'),
+          reader: n === 2 || n === 5 ? 'eve' : 'bob',
+          replyTo: n === 4 || n === 5 ? uuidv7() : null,
+        }));
+        rows[1] = { ...rows[1]!, room: 'team' };
+        await client.query(
+          `INSERT INTO rooms (name, visibility, topic, created_by, created_at, updated_at, version)
+         VALUES ('elsewhere', 'public', '', NULL, now(), now(), 1)`,
+        );
+        const call = (batch: typeof rows) =>
+          client.query(
+            `SELECT create_messages($1::uuid[], $2::text[], $3::text[], $4::text[],
+             $5::timestamptz[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+             $11::text[], $12::text[], $13::uuid[], $14::text[])`,
+            [
+              batch.map((r) => r.id),
+              batch.map((r) => r.room),
+              batch.map((r) => r.author),
+              batch.map((r) => r.content),
+              batch.map((r) => r.createdAt),
+              batch.map((r) => JSON.stringify({ id: r.id })),
+              batch.map(() => null),
+              batch.map(() => null),
+              batch.map(() => null),
+              batch.map(() => null),
+              batch.map(() => null),
+              batch.map((r) => r.content),
+              batch.map((r) => r.replyTo),
+              batch.map((r) => r.reader),
+            ],
+          );
+        await assert.rejects(call(rows), { code: 'MS003', detail: '2,5' });
+        const allowed = rows.filter((_, i) => i !== 1 && i !== 4);
+        await assert.rejects(call(allowed), { code: 'MS002', detail: '3' });
+        // A reply to bob's message in team, from team, is one.
+        allowed[2] = { ...allowed[2]!, replyTo: mine.id };
+        await call(allowed);
+        const { rows: stored } = await client.query('SELECT count(*)::int AS n FROM messages');
+        assert.equal(stored[0].n, 1 + allowed.length);
+      } finally {
+        await client.end();
+        await closeAll(store, db);
+      }
+    },
+  );
+});
+
 /** Resolves once some session waits for a lock `holder` holds (asked of the lock manager, live). */
 async function untilBlockedBy(holder: pg.Client): Promise<void> {
   const { rows } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');

@@ -24,7 +24,7 @@ function heldSession() {
       });
     },
     transaction: () => Promise.reject(new Error('not used')),
-    withDeadline: (operation) => operation(),
+    withDeadline: (operation) => operation(new AbortController().signal),
   };
   const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
   return {

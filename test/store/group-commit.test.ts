@@ -93,6 +93,27 @@ describe('CreateBatcher (PostgreSQL group commit)', () => {
     return { batcher, calls };
   }
 
+  /** A batcher whose first batch waits for `release()`, then fails with `failure` if given. */
+  function heldFirstBatch(
+    options: { failure?: unknown; failsQueue?: (e: unknown) => boolean } = {},
+  ) {
+    let release: () => void = () => undefined;
+    const calls: CreateRow[][] = [];
+    const batcher = new CreateBatcher({
+      ...(options.failsQueue === undefined ? {} : { failsQueue: options.failsQueue }),
+      one: async (row) => {
+        calls.push([row]);
+      },
+      many: async (rows) => {
+        calls.push([...rows]);
+        if (calls.length > 1) return;
+        await new Promise<void>((resolve) => (release = resolve));
+        if (options.failure !== undefined) throw options.failure;
+      },
+    });
+    return { batcher, calls, release: () => release() };
+  }
+
   it('creates submitted in the same turn go in one batch; a lone create goes alone', async () => {
     const { batcher, calls } = fake();
     const first = Promise.all([1, 2, 3].map((n) => batcher.submit([n])));
@@ -116,17 +137,7 @@ describe('CreateBatcher (PostgreSQL group commit)', () => {
   });
 
   it('creates arriving while a batch is in flight wait for it, then share the next batch', async () => {
-    let release: () => void = () => undefined;
-    const calls: CreateRow[][] = [];
-    const batcher = new CreateBatcher({
-      one: async (row) => {
-        calls.push([row]);
-      },
-      many: async (rows) => {
-        calls.push([...rows]);
-        if (calls.length === 1) await new Promise<void>((resolve) => (release = resolve));
-      },
-    });
+    const { batcher, calls, release } = heldFirstBatch();
     const first = Promise.all([1, 2].map((n) => batcher.submit([n])));
     await new Promise((resolve) => setImmediate(resolve));
     const second = Promise.all([3, 4, 5].map((n) => batcher.submit([n])));
@@ -181,5 +192,90 @@ describe('CreateBatcher (PostgreSQL group commit)', () => {
       calls.map((c) => c.kind),
       ['many', 'one', 'one'],
     );
+  });
+
+  it('rows the failure names fail; the rest go again as one batch, until none fails', async () => {
+    // As create_messages names them: the places (from 1) of every row that breaks the rule.
+    const named = (code: string, rows: readonly CreateRow[], bad: number[]) => {
+      const places = rows.flatMap((r, i) => (bad.includes(r[0] as number) ? [i + 1] : []));
+      return places.length === 0
+        ? undefined
+        : Object.assign(new Error(code), { code, detail: places.join(',') });
+    };
+    const { batcher, calls } = fake(
+      (rows) => named('MS003', rows, [2, 5]) ?? named('MS002', rows, [4, 5]),
+    );
+    const outcomes = await Promise.allSettled([1, 2, 3, 4, 5, 6].map((n) => batcher.submit([n])));
+    assert.deepEqual(
+      outcomes.map((o) => (o.status === 'rejected' ? (o.reason as { code: string }).code : 'ok')),
+      ['ok', 'MS003', 'ok', 'MS002', 'MS003', 'ok'],
+    );
+    assert.deepEqual(calls, [
+      { kind: 'many', rows: [[1], [2], [3], [4], [5], [6]] },
+      { kind: 'many', rows: [[1], [3], [4], [6]] },
+      { kind: 'many', rows: [[1], [3], [6]] },
+    ]);
+  });
+
+  it('a failure naming no row it could mean is retried row by row', async () => {
+    for (const detail of [undefined, '', '0', '4', '1,x']) {
+      const odd = Object.assign(new Error('private'), { code: 'MS003', detail });
+      const { batcher, calls } = fake((rows) => (rows.some((r) => r[0] === 1) ? odd : undefined));
+      const outcomes = await Promise.allSettled([1, 2, 3].map((n) => batcher.submit([n])));
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['rejected', 'fulfilled', 'fulfilled'],
+        String(detail),
+      );
+      assert.deepEqual(
+        calls.map((c) => c.kind),
+        ['many', 'one', 'one', 'one'],
+        String(detail),
+      );
+    }
+  });
+
+  it('a batch the store did not answer in time fails the creates queued behind it, unsent', async () => {
+    const late = Object.assign(new Error('store operation timed out'), { code: 'late' });
+    const { batcher, calls, release } = heldFirstBatch({
+      failure: late,
+      failsQueue: (error) => error === late,
+    });
+    const first = [1, 2].map((n) => batcher.submit([n]));
+    await new Promise((resolve) => setImmediate(resolve));
+    const behind = [3, 4].map((n) => batcher.submit([n]));
+    release();
+    const outcomes = await Promise.allSettled([...first, ...behind]);
+    for (const o of outcomes) assert.equal((o as PromiseRejectedResult).reason, late);
+    assert.deepEqual(calls, [[[1], [2]]]);
+    // Creates after it go as usual.
+    await batcher.submit([5]);
+    assert.deepEqual(calls.at(-1), [[5]]);
+  });
+
+  it('a create called off before its batch is sent is never sent', async () => {
+    const { batcher, calls, release } = heldFirstBatch();
+    const first = Promise.all([1, 2].map((n) => batcher.submit([n])));
+    await new Promise((resolve) => setImmediate(resolve));
+    const late = new AbortController();
+    const waiting = [3, 4, 5].map((n) => batcher.submit([n], n === 4 ? late.signal : undefined));
+    late.abort(new Error('timed out'));
+    release();
+    const outcomes = await Promise.allSettled([first, ...waiting]);
+    assert.deepEqual(
+      outcomes.map((o) => o.status),
+      ['fulfilled', 'fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.deepEqual(calls, [
+      [[1], [2]],
+      [[3], [5]],
+    ]);
+    // Once sent, calling it off changes nothing: the request was answered, the row commits.
+    const sent = new AbortController();
+    const create = batcher.submit([6], sent.signal);
+    await new Promise((resolve) => setImmediate(resolve));
+    sent.abort(new Error('timed out'));
+    await create;
+    assert.deepEqual(calls.at(-1), [[6]]);
   });
 });

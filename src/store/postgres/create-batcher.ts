@@ -6,18 +6,24 @@
  * call of create_messages(), one transaction, one flush. Each create is
  * answered only after its batch committed.
  *
- * When the batch fails because of one of its rows (a claim that is no longer
- * held, a reply to no message of its room, a room private to its reader, a duplicate id, a value the database refuses), it is retried row by
- * row, so a failing row fails only its own request. A failure of the
- * database itself (connection lost, timeout, disk full) fails the batch:
- * each of its requests gets the error it would have got alone.
+ * When the batch fails because of some of its rows, only those fail. A claim
+ * that is no longer held, a reply to no message of its room and a room
+ * private to its reader come with the places of every row that breaks that
+ * rule (create_messages, migration 11): those rows get the error and the rest
+ * go again as one batch. Other row errors (a duplicate id, a value the
+ * database refuses) name no row: the batch is then retried row by row. A
+ * failure of the database itself (connection lost, timeout, disk full) fails
+ * the batch: each of its requests gets the error it would have got alone.
+ * A create whose request was answered (its store timeout ran out) before its
+ * batch was sent is never sent; nor are those queued behind a batch the
+ * database did not answer in time.
  *
  * With `batching` off (BATCHING=off, for A/B runs) each create is sent at
  * once, alone, as if there were no batcher. How this fits with the other
  * per-turn schedulers: docs/schedulers.md.
  */
 
-import { CLAIM_LOST, hasCode, PRIVATE_ROOM, REPLY_TARGET } from './errors.ts';
+import { CLAIM_LOST, coded, hasCode, PRIVATE_ROOM, REPLY_TARGET } from './errors.ts';
 
 /** One create's parameters of create_messages(), in its column order. */
 export type CreateRow = readonly unknown[];
@@ -29,6 +35,11 @@ export interface CreateBatcherOptions {
   readonly many: (rows: readonly CreateRow[]) => Promise<void>;
   /** False: every create at once, alone (default true). */
   readonly batching?: boolean;
+  /**
+   * A batch's failure after which the creates queued behind it fail with it:
+   * the store did not answer in time, and they have waited about as long.
+   */
+  readonly failsQueue?: (error: unknown) => boolean;
 }
 
 interface Pending {
@@ -56,6 +67,21 @@ function isRowError(error: unknown): boolean {
   );
 }
 
+const NAMED_ROWS = new Set([CLAIM_LOST, REPLY_TARGET, PRIVATE_ROOM]);
+
+/**
+ * The places (from 0) of the rows a failure of `size` rows names, or
+ * undefined when it names none it could mean (another error, no detail).
+ */
+export function failingPlaces(error: unknown, size: number): Set<number> | undefined {
+  const named = coded(error, (code) => NAMED_ROWS.has(code));
+  const detail = (named as { detail?: unknown } | undefined)?.detail;
+  if (typeof detail !== 'string' || !/^\d+(,\d+)*$/.test(detail)) return undefined;
+  const places = new Set(detail.split(',').map((n) => Number(n) - 1));
+  for (const place of places) if (place < 0 || place >= size) return undefined;
+  return places;
+}
+
 export class CreateBatcher {
   readonly #options: CreateBatcherOptions;
   #queue: Pending[] = [];
@@ -65,10 +91,25 @@ export class CreateBatcher {
     this.#options = options;
   }
 
-  submit(row: CreateRow): Promise<void> {
+  /**
+   * `row` in the next batch. Once `signal` aborts (its request was answered
+   * with a 503), a row not sent yet leaves the queue: it is never committed.
+   */
+  submit(row: CreateRow, signal?: AbortSignal): Promise<void> {
     if (this.#options.batching === false) return this.#options.one(row);
     return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ row, resolve, reject });
+      const pending: Pending = { row, resolve, reject };
+      this.#queue.push(pending);
+      signal?.addEventListener(
+        'abort',
+        () => {
+          const place = this.#queue.indexOf(pending);
+          if (place === -1) return;
+          this.#queue.splice(place, 1);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
       if (!this.#inFlight) {
         this.#inFlight = true;
         // Creates parsed in the same turn of the event loop go in the first batch too.
@@ -92,20 +133,55 @@ export class CreateBatcher {
   async #drain(): Promise<void> {
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, MAX_BATCH);
-      if (batch.length === 1) {
-        const [only] = batch;
-        await this.#options.one(only!.row).then(only!.resolve, only!.reject);
-        continue;
-      }
       try {
-        await this.#options.many(batch.map((p) => p.row));
+        if (batch.length === 1) await this.#options.one(batch[0]!.row);
+        else await this.#options.many(batch.map((p) => p.row));
         for (const p of batch) p.resolve();
       } catch (error) {
-        if (!isRowError(error)) {
-          for (const p of batch) p.reject(error);
-          continue;
+        await this.#settleApart(batch, error);
+      }
+    }
+  }
+
+  /** A batch that failed: each row gets its own outcome, the others' together where known. */
+  async #settleApart(batch: readonly Pending[], error: unknown): Promise<void> {
+    let pending = batch;
+    let failure = error;
+    // Each turn fails at least one row: it ends.
+    for (;;) {
+      if (!isRowError(failure)) {
+        for (const p of pending) p.reject(failure);
+        // Sent next, each would reach the store about when its own deadline has answered it
+        // with a 503, and commit after it: called off now, they are never committed.
+        if (this.#options.failsQueue?.(failure) === true) {
+          for (const p of this.#queue.splice(0)) p.reject(failure);
         }
-        for (const p of batch) await this.#options.one(p.row).then(p.resolve, p.reject);
+        return;
+      }
+      if (pending.length === 1) {
+        pending[0]!.reject(failure);
+        return;
+      }
+      const failing = failingPlaces(failure, pending.length);
+      if (failing === undefined) {
+        for (const p of pending) await this.#options.one(p.row).then(p.resolve, p.reject);
+        return;
+      }
+      const rest = pending.filter((p, place) => {
+        if (failing.has(place)) p.reject(failure);
+        return !failing.has(place);
+      });
+      if (rest.length <= 1) {
+        for (const p of rest) await this.#options.one(p.row).then(p.resolve, p.reject);
+        return;
+      }
+      try {
+        await this.#options.many(rest.map((p) => p.row));
+        for (const p of rest) p.resolve();
+        return;
+      } catch (again) {
+        pending = rest;
+        failure = again;
       }
     }
   }

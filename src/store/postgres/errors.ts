@@ -18,6 +18,9 @@ const UNAVAILABLE_CODES = new Set([
   '40001', // serialization_failure
   '40P01', // deadlock_detected
   '57014', // query_canceled (statement_timeout)
+  // read_only_sql_transaction: a standby, or a primary turned read-only (a failover under
+  // way); reads go on, writes wait for a primary that takes them.
+  '25006',
 ]);
 
 const UNAVAILABLE_MESSAGES =
@@ -41,6 +44,21 @@ export function isConnectionLost(error: unknown): boolean {
   return CONNECTION_LOST_MESSAGES.test(error.message);
 }
 
+/** A store operation that did not answer within the store timeout (the cause of its 503). */
+export class StoreTimeout extends Error {
+  constructor() {
+    super('store operation timed out');
+  }
+}
+
+/** The store did not answer in time: the deadline, or node-postgres' query timeout. */
+export function isStoreTimeout(error: unknown): boolean {
+  for (let e = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if (e instanceof StoreTimeout || /Query read timeout/.test(e.message)) return true;
+  }
+  return false;
+}
+
 /** Raised by create_messages() when a create's Idempotency-Key claim was freed or taken over. */
 export const CLAIM_LOST = 'MS001';
 
@@ -53,14 +71,22 @@ export const REPLY_TARGET = 'MS002';
  */
 export const PRIVATE_ROOM = 'MS003';
 
-/** Whether the error, or one it was caused by, has this SQLSTATE (or one that `code` accepts). */
-export function hasCode(error: unknown, code: string | ((code: string) => boolean)): boolean {
+/** The error, or the first one it was caused by, that has this SQLSTATE (or one that `code` accepts). */
+export function coded(
+  error: unknown,
+  code: string | ((code: string) => boolean),
+): Error | undefined {
   const accepts = typeof code === 'string' ? (c: string) => c === code : code;
   for (let e = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
     const found = (e as { code?: unknown }).code;
-    if (typeof found === 'string' && accepts(found)) return true;
+    if (typeof found === 'string' && accepts(found)) return e;
   }
-  return false;
+  return undefined;
+}
+
+/** Whether the error, or one it was caused by, has this SQLSTATE (or one that `code` accepts). */
+export function hasCode(error: unknown, code: string | ((code: string) => boolean)): boolean {
+  return coded(error, code) !== undefined;
 }
 
 export function toStoreError(error: unknown): unknown {

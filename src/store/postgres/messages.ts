@@ -34,7 +34,7 @@ import type { AccessFacts } from '../../domain/room-access.ts';
 import { privateRoom } from '../../domain/room-gate.ts';
 import { appendChange, messageChange } from './changes.ts';
 import { CreateBatcher, type CreateRow } from './create-batcher.ts';
-import { hasCode, PRIVATE_ROOM } from './errors.ts';
+import { hasCode, isStoreTimeout, PRIVATE_ROOM } from './errors.ts';
 import {
   aroundBatchSql,
   aroundParameters,
@@ -100,6 +100,7 @@ export class PostgresMessages implements MessageStore {
       );
     this.#creates = new CreateBatcher({
       batching,
+      failsQueue: isStoreTimeout,
       one: async (row) => {
         await create('create-message', [row]);
       },
@@ -163,23 +164,26 @@ export class PostgresMessages implements MessageStore {
     const implicit = known ? undefined : implicitRoom(stored);
     // The deadline counts the wait for the batch ahead too (a hung batch holds the next one).
     try {
-      await this.#session.withDeadline(() =>
-        this.#creates.submit([
-          stored.id,
-          stored.room,
-          stored.author,
-          stored.content,
-          stored.createdAt,
-          messageJson(stored),
-          implicit === undefined ? null : roomCreated(implicit.room).data,
-          implicit === undefined ? null : memberAdded(implicit.owner).data,
-          claim?.scope ?? null,
-          claim?.key ?? null,
-          claim?.token ?? null,
-          searchText(stored.content),
-          stored.replyTo,
-          reader,
-        ]),
+      await this.#session.withDeadline((signal) =>
+        this.#creates.submit(
+          [
+            stored.id,
+            stored.room,
+            stored.author,
+            stored.content,
+            stored.createdAt,
+            messageJson(stored),
+            implicit === undefined ? null : roomCreated(implicit.room).data,
+            implicit === undefined ? null : memberAdded(implicit.owner).data,
+            claim?.scope ?? null,
+            claim?.key ?? null,
+            claim?.token ?? null,
+            searchText(stored.content),
+            stored.replyTo,
+            reader,
+          ],
+          signal,
+        ),
       );
     } catch (error) {
       // Mapped here, not in toStoreError: the database says which row failed, not which room,

@@ -12,6 +12,7 @@
 import type pg from 'pg';
 import type { Migration, MigrationTarget } from '../../domain/migration-runner.ts';
 import { accessAtCommit } from './migration-access.ts';
+import { failingRowsNamed } from './migration-failing-rows.ts';
 import { fillSearchText } from './search.ts';
 
 /** A migration that may also run code of the store's: before its SQL, in its transaction. */
@@ -647,4 +648,5 @@ export const postgresMigrations: readonly PostgresMigration[] = [
     `,
   },
   accessAtCommit,
+  failingRowsNamed,
 ];

@@ -9,7 +9,7 @@ import pg from 'pg';
 import type { Store } from '../../domain/store.ts';
 import { notMigrated, storeUnavailable } from '../../domain/store-errors.ts';
 import { PostgresChangeLog } from './changes.ts';
-import { isConnectionLost, toStoreError } from './errors.ts';
+import { isConnectionLost, StoreTimeout, toStoreError } from './errors.ts';
 import { PostgresIdempotency } from './idempotency.ts';
 import { PostgresMembers } from './members.ts';
 import { PostgresMessages } from './messages.ts';
@@ -35,15 +35,24 @@ export interface PostgresSession {
   query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<R[]>;
   /** `work` in one transaction on one connection, within the store timeout; rolled back if it throws. */
   transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T>;
-  /** `operation`, or a 503 once the store timeout has passed (see #withDeadline). */
-  withDeadline<T>(operation: () => Promise<T>): Promise<T>;
+  /**
+   * `operation`, or a 503 once the store timeout has passed (see #withDeadline);
+   * the signal aborts then, for work that can still be called off.
+   */
+  withDeadline<T>(operation: (signal: AbortSignal) => Promise<T>): Promise<T>;
 }
 
-/** Splits `?schema=name` off the URL: each schema is a separate store in one database. */
+/**
+ * Splits `?schema=name` off the URL: each schema is a separate store in one
+ * database. The URL's own `options` (server settings, `-c name=value`) are
+ * kept, after the store's: set here, the store's would otherwise replace them.
+ */
 export function connectionConfig(url: string, poolSize: number, timeoutMs: number): pg.PoolConfig {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema');
+  const options = parsed.searchParams.get('options');
   parsed.searchParams.delete('schema');
+  parsed.searchParams.delete('options');
   if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new Error('the schema parameter must be a lowercase SQL identifier');
   }
@@ -68,6 +77,7 @@ export function connectionConfig(url: string, poolSize: number, timeoutMs: numbe
       '-c plan_cache_mode=force_generic_plan',
       '-c jit=off',
       ...(schema === null ? [] : [`-c search_path=${schema}`]),
+      ...(options === null ? [] : [options]),
     ].join(' '),
   };
 }
@@ -99,7 +109,8 @@ export class PostgresStore implements Store {
         this.#query<R>(name, text, values),
       transaction: <T>(work: (client: pg.PoolClient) => Promise<T>) =>
         this.#withDeadline(() => this.#runTransaction(work)),
-      withDeadline: <T>(operation: () => Promise<T>) => this.#withDeadline(operation),
+      withDeadline: <T>(operation: (signal: AbortSignal) => Promise<T>) =>
+        this.#withDeadline(operation),
     };
     this.messages = new PostgresMessages(session, options.batching ?? true);
     this.changes = new PostgresChangeLog(
@@ -183,16 +194,19 @@ export class PostgresStore implements Store {
    * they could add up. The late operation still ends by itself; a write that
    * commits after its 503 is allowed (it happened fully), and a create whose
    * claim was freed meanwhile rolls back (see the create_messages function).
+   * A create still queued for its batch is called off (the signal).
    */
-  #withDeadline<T>(operation: () => Promise<T>): Promise<T> {
+  #withDeadline<T>(operation: (signal: AbortSignal) => Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
+    const late = new AbortController();
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(storeUnavailable(new Error('store operation timed out'))),
-        this.#timeoutMs,
-      );
+      timer = setTimeout(() => {
+        const error = storeUnavailable(new StoreTimeout());
+        reject(error);
+        late.abort(error);
+      }, this.#timeoutMs);
     });
-    return Promise.race([operation(), deadline]).finally(() => clearTimeout(timer));
+    return Promise.race([operation(late.signal), deadline]).finally(() => clearTimeout(timer));
   }
 
   async #runTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
