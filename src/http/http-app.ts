@@ -43,6 +43,7 @@ import {
 import { registerTurnBatching } from './turn-batching.ts';
 import { carriesToken } from './url-tokens.ts';
 import { userRoomRoutes } from './user-room-routes.ts';
+import { parseQuery } from './query-parser.ts';
 import { compileValidator } from './validation.ts';
 import './request-context.ts';
 
@@ -82,9 +83,11 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     // A request that reaches a stopping server on an open connection is served (see graceful-stop.ts).
     return503OnClosing: false,
     forceCloseConnections: 'idle',
-    // A subject is up to 64 code points: 128 UTF-16 units when every one is astral (the router
-    // counts units of the decoded parameter; its default, 100, would make such a path unknown).
-    routerOptions: { maxParamLength: 128 },
+    // The router counts UTF-16 units of the decoded parameter, and a parameter longer than its
+    // limit makes the path unknown (404). A subject is up to 64 code points, 128 units when every
+    // one is astral; a longer one must reach validation to be the 400 it is. 16,384: Node's
+    // limit on the request head, so no parameter that can arrive is cut off.
+    routerOptions: { maxParamLength: 16_384, querystringParser: parseQuery },
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();

@@ -1,11 +1,13 @@
 /**
  * Request validation with Ajv, compiled from the route schemas. Bodies are
  * checked as sent (no coercion, unknown fields refused, never dropped); query
- * strings are coerced from text to the declared types.
+ * strings are coerced from text to the declared types, after checks of their
+ * own (see strictQuery).
  */
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FieldError } from '../errors.ts';
+import { MalformedText } from './query-parser.ts';
 import { shorten } from './shorten.ts';
 
 // ajv-formats ships CommonJS whose default export TypeScript sees one level deep.
@@ -35,7 +37,71 @@ const bodyAjv = createAjv({ coerceTypes: false });
 const queryAjv = createAjv({ coerceTypes: 'array' });
 
 export function compileValidator({ schema, httpPart }: { schema: object; httpPart?: string }) {
-  return (httpPart === 'body' ? bodyAjv : queryAjv).compile(schema);
+  if (httpPart === 'body') return bodyAjv.compile(schema);
+  const validate = queryAjv.compile(schema);
+  return httpPart === 'querystring' ? strictQuery(schema, validate) : validate;
+}
+
+interface PropertySchema {
+  readonly type?: unknown;
+  readonly items?: { readonly type?: unknown };
+}
+
+/** An integer as text: no sign but a minus, no leading zero, no space, no exponent, no hex. */
+const INTEGER_TEXT = /^(?:0|-?[1-9][0-9]*)$/;
+
+/**
+ * What Ajv's coercion lets through and a query's rules do not: it reads text
+ * as JavaScript's Number() does (`0x10`, `1e1`, ` 2`, `+1`, `01` are numbers
+ * to it), and it reports a parameter given twice as one of the wrong type.
+ * Checked on the text as sent, before Ajv coerces it; then Ajv's own checks.
+ */
+function strictQuery(schema: object, validate: ValidateFunction): ValidateFunction {
+  const properties = Object.entries(
+    (schema as { properties?: Record<string, PropertySchema> }).properties ?? {},
+  );
+  const strict = ((data: unknown) => {
+    const query = (data ?? {}) as Record<string, unknown>;
+    const failures: ErrorObject[] = [];
+    for (const [name, property] of properties) {
+      const failure = textFailure(name, property, query[name]);
+      if (failure !== undefined) failures.push(failure);
+    }
+    if (failures.length > 0) {
+      strict.errors = failures;
+      return false;
+    }
+    const valid = validate(data);
+    strict.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  return strict;
+}
+
+function textFailure(
+  name: string,
+  property: PropertySchema,
+  value: unknown,
+): ErrorObject | undefined {
+  if (value === undefined) return undefined;
+  const failure = (keyword: string, message: string, params: Record<string, unknown> = {}) => ({
+    instancePath: `/${escapePointer(name)}`,
+    schemaPath: `#/properties/${escapePointer(name)}`,
+    keyword,
+    params,
+    message,
+  });
+  const values = Array.isArray(value) ? value : [value];
+  if (values.some((v) => v instanceof MalformedText)) {
+    return failure('encoding', 'is not valid percent-encoded UTF-8');
+  }
+  const repeatable = property.type === 'array';
+  if (!repeatable && values.length > 1) return failure('once', 'must be given once');
+  const type = repeatable ? property.items?.type : property.type;
+  if (type === 'integer' && values.some((v) => typeof v === 'string' && !INTEGER_TEXT.test(v))) {
+    return failure('type', 'must be integer', { type: 'integer' });
+  }
+  return undefined;
 }
 
 function describe(field: string, error: ErrorObject): string {

@@ -233,7 +233,8 @@ for (const overrides of [{}, AUTH] as Partial<Config>[]) {
     it('a malformed subject in the path is a 400', async () => {
       await withWorld(engine, overrides, async ({ as }) => {
         const root = await as('root', true);
-        for (const subject of ['%20', 'a%07', 'x'.repeat(65)]) {
+        const astral = encodeURIComponent('😀'.repeat(65));
+        for (const subject of ['%20', 'a%07', 'x'.repeat(65), astral]) {
           assertProblem(await root.get(`/api/users/${subject}/rooms`), 400, 'validation');
         }
       });
