@@ -28,6 +28,8 @@ interface Setting<K extends string, T> {
   /** One line for the README's table (and the one place a setting is described). */
   readonly description: string;
   readonly parse: (raw: string) => T;
+  /** A secret: a refused value is never repeated (an error line ends up in logs). */
+  readonly secret?: boolean;
 }
 
 function integer(min: number, max: number) {
@@ -323,6 +325,7 @@ export const settings = [
     defaultValue: '',
     description: 'HS256 secret (at least 32 characters); turns authentication on',
     parse: secret,
+    secret: true,
   }),
   define({
     key: 'authJwksUrl',
@@ -380,6 +383,7 @@ export const settings = [
     description:
       'bearer token required by /metrics; unset with auth on, /metrics needs a valid JWT',
     parse: optionalString,
+    secret: true,
   }),
   define({
     key: 'corsOrigins',
@@ -445,6 +449,13 @@ function flagName(env: string): string {
   return env.toLowerCase().replace(/_/g, '-');
 }
 
+/** A refused value as an error line may show it: not a secret, nor a URL's password. */
+function shownValue(setting: Setting<string, unknown>, raw: string): string {
+  if (setting.secret === true) return ' (value not shown: a secret)';
+  // Also in a URL too broken to parse: `scheme://user:password@`.
+  return `=${JSON.stringify(raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*:)[^@/]*@/i, '$1***@'))}`;
+}
+
 /** Reads and checks every setting; throws ConfigError with one line on the first bad one. */
 export function loadConfig(
   env: Readonly<Record<string, string | undefined>>,
@@ -472,7 +483,7 @@ export function loadConfig(
     } catch (error) {
       const source = typeof flag === 'string' ? `--${flagName(setting.env)}` : setting.env;
       throw new ConfigError(
-        `invalid setting ${source}=${JSON.stringify(raw)}: ${(error as Error).message}`,
+        `invalid setting ${source}${shownValue(setting, raw)}: ${(error as Error).message}`,
       );
     }
   }

@@ -329,6 +329,19 @@ describe('authentication', () => {
 
   it('refuses a short secret, and both key sources at once, at start', () => {
     assert.throws(() => loadConfig({ AUTH_JWT_SECRET: 'short' }), /at least 32 characters/);
+    // A refused secret is never repeated in the error line (it ends up in logs); nor is a
+    // password in a refused URL.
+    assert.throws(
+      () => loadConfig({ AUTH_JWT_SECRET: 'almost-the-real-secret' }),
+      (error: Error) =>
+        !error.message.includes('almost-the-real') && /not shown/.test(error.message),
+    );
+    for (const url of ['mysql://app:hunter2@db.example/chat', 'postgres://app:hunter2@db:x/chat']) {
+      assert.throws(
+        () => loadConfig({ DATABASE_URL: url }),
+        (error: Error) => !error.message.includes('hunter2') && error.message.includes('app:***@'),
+      );
+    }
     assert.throws(
       () =>
         loadConfig({ AUTH_JWT_SECRET: AUTH.authJwtSecret!, AUTH_JWKS_URL: 'http://127.0.0.1/k' }),
