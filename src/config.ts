@@ -452,8 +452,9 @@ function flagName(env: string): string {
 /** A refused value as an error line may show it: not a secret, nor a URL's password. */
 function shownValue(setting: Setting<string, unknown>, raw: string): string {
   if (setting.secret === true) return ' (value not shown: a secret)';
-  // Also in a URL too broken to parse: `scheme://user:password@`.
-  return `=${JSON.stringify(raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*:)[^@/]*@/i, '$1***@'))}`;
+  // Also in a URL too broken to parse, whose password may hold `/` or `@` (what makes it
+  // break): everything from `scheme://user:` to the last `@` is hidden.
+  return `=${JSON.stringify(raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*:).*@/is, '$1***@'))}`;
 }
 
 /** Reads and checks every setting; throws ConfigError with one line on the first bad one. */

@@ -32,7 +32,16 @@ interface Use {
   idleSince: number;
 }
 
-export function registerGracefulStop(app: FastifyInstance, isStopping: () => boolean): void {
+/**
+ * `stopTimeoutMs`: how long the whole stop may take (SHUTDOWN_TIMEOUT_MS); the
+ * grace is at most a quarter of it, so a short one is not spent waiting.
+ */
+export function registerGracefulStop(
+  app: FastifyInstance,
+  isStopping: () => boolean,
+  stopTimeoutMs: number,
+): void {
+  const grace = Math.min(IDLE_GRACE_MS, stopTimeoutMs / 4);
   const uses = new Map<Socket, Use>();
   app.server.on('connection', (socket: Socket) => {
     uses.set(socket, { count: 0, idleSince: performance.now() });
@@ -61,7 +70,7 @@ export function registerGracefulStop(app: FastifyInstance, isStopping: () => boo
     reaper = setInterval(() => {
       const now = performance.now();
       for (const [socket, use] of uses) {
-        if (use.count === 0 && now - use.idleSince >= IDLE_GRACE_MS) socket.destroy();
+        if (use.count === 0 && now - use.idleSince >= grace) socket.destroy();
       }
     }, REAP_EVERY_MS);
     reaper.unref();

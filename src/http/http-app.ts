@@ -116,7 +116,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     done();
   });
   registerErrorHandling(app, routes);
-  registerGracefulStop(app, deps.isStopping);
+  registerGracefulStop(app, deps.isStopping, config.shutdownTimeoutMs);
   // In this order: security headers and CORS (so even a 401 is readable
   // cross-origin), then authentication, then the budgets keyed by its subject.
   await registerSecurity(app, config);

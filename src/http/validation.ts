@@ -67,13 +67,15 @@ function strictQuery(schema: object, validate: ValidateFunction): ValidateFuncti
       const failure = textFailure(name, property, query[name]);
       if (failure !== undefined) failures.push(failure);
     }
-    if (failures.length > 0) {
-      strict.errors = failures;
-      return false;
-    }
+    // Ajv's own checks run too, so every parameter's failure is reported; one of a parameter
+    // already refused here comes after ours, and only the first per parameter is shown.
     const valid = validate(data);
-    strict.errors = validate.errors;
-    return valid;
+    if (failures.length === 0) {
+      strict.errors = validate.errors;
+      return valid;
+    }
+    strict.errors = [...failures, ...(validate.errors ?? [])];
+    return false;
   }) as ValidateFunction;
   return strict;
 }

@@ -336,10 +336,15 @@ describe('authentication', () => {
       (error: Error) =>
         !error.message.includes('almost-the-real') && /not shown/.test(error.message),
     );
-    for (const url of ['mysql://app:hunter2@db.example/chat', 'postgres://app:hunter2@db:x/chat']) {
+    for (const url of [
+      'mysql://app:hunter2@db.example/chat',
+      'postgres://app:hunter2@db:x/chat',
+      'postgres://app:hun/ter2@db:x/chat',
+      'postgres://app:hun@ter2@db:x/chat',
+    ]) {
       assert.throws(
         () => loadConfig({ DATABASE_URL: url }),
-        (error: Error) => !error.message.includes('hunter2') && error.message.includes('app:***@'),
+        (error: Error) => !/hun|ter2/.test(error.message) && error.message.includes('app:***@db'),
       );
     }
     assert.throws(

@@ -15,7 +15,7 @@ import { IDLE_GRACE_MS, registerGracefulStop } from '../../src/http/graceful-sto
 async function stoppableServer() {
   let stopping = false;
   const app = Fastify({ forceCloseConnections: 'idle', return503OnClosing: false });
-  registerGracefulStop(app, () => stopping);
+  registerGracefulStop(app, () => stopping, 10_000);
   app.get('/x', async () => ({ ok: true }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;

@@ -56,6 +56,19 @@ eachEngine('query parameters', (_engine, shared) => {
     assert.equal(ignored.statusCode, 200, ignored.body);
   });
 
+  it('each refused parameter is reported, once', async () => {
+    const problem = assertProblem(
+      await shared().inject({ method: 'GET', url: '/api/messages?limit=0x10&room=!!&q=%FF' }),
+      400,
+      'validation',
+    );
+    assert.deepEqual(
+      problem.errors?.map((e) => e.parameter).sort(),
+      ['limit', 'q', 'room'],
+      JSON.stringify(problem.errors),
+    );
+  });
+
   it('a parameter that takes one value, given twice, is a 400 that says so', async () => {
     await refused('/api/messages?order=desc&order=desc', 'order', /given once/);
     await refused('/api/messages?limit=2&limit=2', 'limit', /given once/);

@@ -253,6 +253,30 @@ describe('CreateBatcher (PostgreSQL group commit)', () => {
     assert.deepEqual(calls.at(-1), [[5]]);
   });
 
+  it('a row whose request was answered while its batch failed is not sent again', async () => {
+    for (const named of [true, false]) {
+      const late = new AbortController();
+      const { batcher, calls } = fake((rows) => {
+        const place = rows.findIndex((r) => r[0] === 1);
+        if (place === -1) return undefined;
+        // The batch is under way when the deadline of create 2 runs out.
+        late.abort(new Error('timed out'));
+        const error = Object.assign(new Error('reply'), { code: 'MS002' });
+        return named ? Object.assign(error, { detail: String(place + 1) }) : error;
+      });
+      const outcomes = await Promise.allSettled(
+        [1, 2, 3, 4].map((n) => batcher.submit([n], n === 2 ? late.signal : undefined)),
+      );
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['rejected', 'rejected', 'fulfilled', 'fulfilled'],
+        `named: ${named}`,
+      );
+      assert.equal(calls[0]!.rows.length, 4);
+      assert.ok(!calls.slice(1).some((c) => c.rows.some((r) => r[0] === 2)), `named: ${named}`);
+    }
+  });
+
   it('a create called off before its batch is sent is never sent', async () => {
     const { batcher, calls, release } = heldFirstBatch();
     const first = Promise.all([1, 2].map((n) => batcher.submit([n])));

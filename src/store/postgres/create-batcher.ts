@@ -36,8 +36,8 @@ export interface CreateBatcherOptions {
   /** False: every create at once, alone (default true). */
   readonly batching?: boolean;
   /**
-   * A batch's failure after which the creates queued behind it fail with it:
-   * the store did not answer in time, and they have waited about as long.
+   * A batch's failure after which the creates queued behind it fail with it
+   * (the store did not answer it within the whole store timeout).
    */
   readonly failsQueue?: (error: unknown) => boolean;
 }
@@ -46,6 +46,15 @@ interface Pending {
   readonly row: CreateRow;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
+  /** Aborts once the request was answered without it (its store timeout ran out). */
+  readonly signal: AbortSignal | undefined;
+}
+
+/** Whether `p` may still be sent; one whose request was answered is failed here instead. */
+function stillAsked(p: Pending): boolean {
+  if (p.signal?.aborted !== true) return true;
+  p.reject(p.signal.reason);
+  return false;
 }
 
 /** Enough to share one flush among all the connections of a busy instance. */
@@ -98,7 +107,7 @@ export class CreateBatcher {
   submit(row: CreateRow, signal?: AbortSignal): Promise<void> {
     if (this.#options.batching === false) return this.#options.one(row);
     return new Promise<void>((resolve, reject) => {
-      const pending: Pending = { row, resolve, reject };
+      const pending: Pending = { row, resolve, reject, signal };
       this.#queue.push(pending);
       signal?.addEventListener(
         'abort',
@@ -151,8 +160,10 @@ export class CreateBatcher {
     for (;;) {
       if (!isRowError(failure)) {
         for (const p of pending) p.reject(failure);
-        // Sent next, each would reach the store about when its own deadline has answered it
-        // with a 503, and commit after it: called off now, they are never committed.
+        // The store left a batch unanswered for the whole store timeout: the creates behind
+        // it are answered 503 now, and never sent, rather than each sent to a store most
+        // likely still stuck, shortly before its own deadline answers it with a 503, to
+        // commit after it. One submitted just before fails early: its retry decides.
         if (this.#options.failsQueue?.(failure) === true) {
           for (const p of this.#queue.splice(0)) p.reject(failure);
         }
@@ -163,13 +174,17 @@ export class CreateBatcher {
         return;
       }
       const failing = failingPlaces(failure, pending.length);
+      // A batch that failed committed nothing: a row sent again is a new commit, which a row
+      // whose request was answered meanwhile must not make.
       if (failing === undefined) {
-        for (const p of pending) await this.#options.one(p.row).then(p.resolve, p.reject);
+        for (const p of pending) {
+          if (stillAsked(p)) await this.#options.one(p.row).then(p.resolve, p.reject);
+        }
         return;
       }
       const rest = pending.filter((p, place) => {
         if (failing.has(place)) p.reject(failure);
-        return !failing.has(place);
+        return !failing.has(place) && stillAsked(p);
       });
       if (rest.length <= 1) {
         for (const p of rest) await this.#options.one(p.row).then(p.resolve, p.reject);
