@@ -15,12 +15,12 @@ export class MalformedText {
 
 export const MALFORMED = MalformedText.instance;
 
-function decodes(text: string): boolean {
+/** The text a percent-encoded query part stands for, or undefined if it is not valid UTF-8. */
+function decoded(text: string): string | undefined {
   try {
-    decodeURIComponent(text.replace(/\+/g, ' '));
-    return true;
+    return decodeURIComponent(text.replace(/\+/g, ' '));
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -30,11 +30,10 @@ export function parseQuery(raw: string): Record<string, unknown> {
   if (!raw.includes('%')) return parsed;
   for (const segment of raw.split('&')) {
     const equals = segment.indexOf('=');
-    if (equals === -1 || decodes(segment.slice(equals + 1))) continue;
-    const name = segment.slice(0, equals);
+    if (equals === -1 || decoded(segment.slice(equals + 1)) !== undefined) continue;
     // A name that does not decode names no parameter a route knows: ignored, as unknown ones are.
-    if (!decodes(name)) continue;
-    parsed[decodeURIComponent(name.replace(/\+/g, ' '))] = MALFORMED;
+    const name = decoded(segment.slice(0, equals));
+    if (name !== undefined) parsed[name] = MALFORMED;
   }
   return parsed;
 }

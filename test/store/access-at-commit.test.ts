@@ -7,7 +7,6 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import pg from 'pg';
 import { v7 as uuidv7 } from 'uuid';
 import { defaultConfig } from '../../src/config.ts';
 import { ErrorKinds, isAppError } from '../../src/errors.ts';
@@ -16,7 +15,7 @@ import type { AccessFacts } from '../../src/domain/room-access.ts';
 import type { Store } from '../../src/domain/store.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { engines, skipUnlessEngine, type Engine, type TestDatabase } from '../support/engines.ts';
-import { PG_BASE_URL } from '../support/prerequisites.ts';
+import { schemaClient, untilBlockedBy } from '../support/pg-sessions.ts';
 import { silent } from '../support/open-store.ts';
 
 let clock = Date.parse('2026-11-21T10:00:00.000Z');
@@ -130,11 +129,8 @@ describe('the access rule at commit, ordered with a removal', async () => {
     { skip: postgresSkip },
     async () => {
       const { db, store, mine } = await teamStore(engines[1]!);
-      const remover = new pg.Client({ connectionString: PG_BASE_URL });
-      await remover.connect();
+      const remover = await schemaClient(db.url);
       try {
-        const schema = new URL(db.url).searchParams.get('schema')!;
-        await remover.query(`SET search_path = ${schema}`);
         // A removal as members.ts makes it, held open: the room's row lock, then the delete.
         await remover.query('BEGIN');
         await remover.query("SELECT 1 FROM rooms WHERE name = 'team' FOR UPDATE");
@@ -159,14 +155,6 @@ describe('the access rule at commit, ordered with a removal', async () => {
 describe('PostgreSQL: create_messages and rooms made meanwhile; the rows that fail named', async () => {
   const skip = await skipUnlessEngine(engines[1]!);
 
-  /** A raw client in the store's schema. */
-  async function schemaClient(db: TestDatabase): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: PG_BASE_URL });
-    await client.connect();
-    await client.query(`SET search_path = ${new URL(db.url).searchParams.get('schema')!}`);
-    return client;
-  }
-
   it(
     'a post into a room another transaction is making private waits for it, and is refused',
     { skip },
@@ -174,7 +162,7 @@ describe('PostgreSQL: create_messages and rooms made meanwhile; the rows that fa
       const db = await engines[1]!.createDatabase();
       const store = createStore(defaultConfig({ databaseUrl: db.url, logLevel: 'silent' }), silent);
       await store.migrate();
-      const maker = await schemaClient(db);
+      const maker = await schemaClient(db.url);
       try {
         // ada's PUT of a new private room, as rooms.ts makes it, held open before its commit.
         await maker.query('BEGIN');
@@ -209,7 +197,7 @@ describe('PostgreSQL: create_messages and rooms made meanwhile; the rows that fa
     { skip },
     async () => {
       const { db, store, mine } = await teamStore(engines[1]!);
-      const client = await schemaClient(db);
+      const client = await schemaClient(db.url);
       try {
         // Six rows: eve (no member) posts to team at places 2 and 5; places 4 and 5 answer a
         // message of another room. The access rule is judged first.
@@ -260,17 +248,3 @@ describe('PostgreSQL: create_messages and rooms made meanwhile; the rows that fa
     },
   );
 });
-
-/** Resolves once some session waits for a lock `holder` holds (asked of the lock manager, live). */
-async function untilBlockedBy(holder: pg.Client): Promise<void> {
-  const { rows } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-  const pid = rows[0]!.pid;
-  for (let asked = 0; asked < 10_000; asked += 1) {
-    const blocked = await holder.query<{ waiting: boolean }>(
-      'SELECT EXISTS (SELECT 1 FROM pg_locks WHERE NOT granted AND $1 = ANY(pg_blocking_pids(pid))) AS waiting',
-      [pid],
-    );
-    if (blocked.rows[0]!.waiting) return;
-  }
-  assert.fail('no session came to wait for the room');
-}

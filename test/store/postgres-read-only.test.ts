@@ -15,6 +15,7 @@ import { ErrorKinds, isAppError } from '../../src/errors.ts';
 import { createStore } from '../../src/store/create-store.ts';
 import { postgresEngine, skipUnlessEngine } from '../support/engines.ts';
 import { PG_BASE_URL } from '../support/prerequisites.ts';
+import { untilBlockedBy } from '../support/pg-sessions.ts';
 import { silent } from '../support/open-store.ts';
 
 function assertUnavailable(error: unknown): true {
@@ -106,13 +107,7 @@ describe('PostgreSQL that takes no writes', async () => {
         const sent = create(0);
         sent.catch(() => undefined);
         // The first batch is under way (waiting for the lock) before the others are submitted.
-        for (let asked = 0; ; asked += 1) {
-          const { rows } = await holder.query(
-            "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
-          );
-          if (rows[0].n > 0) break;
-          assert.ok(asked < 10_000, 'the first create never came to wait for the lock');
-        }
+        await untilBlockedBy(holder);
         const queued = await Promise.allSettled([1, 2, 3].map(create));
         for (const outcome of [...queued, ...(await Promise.allSettled([sent]))]) {
           assert.equal(outcome.status, 'rejected');
@@ -120,16 +115,13 @@ describe('PostgreSQL that takes no writes', async () => {
         }
         await holder.query('SELECT pg_advisory_unlock(hashtext($1))', [`${schema}.changes`]);
         // The create that was sent commits after its 503 (allowed: it happened whole); the
-        // queued ones were called off. Its commit is awaited by reading until it shows.
-        for (let asked = 0; ; asked += 1) {
-          const page = await store.messages.list({ order: 'asc', limit: 10 });
-          if (page.count > 0 || asked > 200) break;
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
+        // queued ones were called off. Batches go one after another: once a later create is
+        // answered, every batch before it has ended.
+        await create(9);
         const { rows } = await holder.query(`SELECT content FROM ${schema}.messages ORDER BY id`);
         assert.deepEqual(
           rows.map((r: { content: string }) => r.content),
-          ['create 0'],
+          ['create 0', 'create 9'],
         );
       } finally {
         await holder.end();

@@ -82,6 +82,13 @@ export function connectionConfig(url: string, poolSize: number, timeoutMs: numbe
   };
 }
 
+/** A checked-out connection's state, for the work done on it (see #withClient). */
+interface ClientUse {
+  /** The connection cannot be trusted any more: it is closed, not given back. */
+  readonly drop: (error: Error) => void;
+  readonly lost: () => boolean;
+}
+
 export class PostgresStore implements Store {
   readonly engine = 'postgres';
   readonly messages: PostgresMessages;
@@ -170,14 +177,8 @@ export class PostgresStore implements Store {
     text: string,
     values: unknown[],
   ): Promise<R[]> {
-    return this.#withDeadline(async () => {
-      const client = await this.#connect();
-      let broken: Error | undefined;
-      const onError = (error: Error) => {
-        broken ??= error;
-      };
-      client.on('error', onError);
-      try {
+    return this.#withDeadline(() =>
+      this.#withClient(async (client) => {
         const result = await client.query<R>({ name, text, values });
         // The rows leave the result. With node-postgres' query timeout set (a timer per query,
         // whose callback holds the query and so its result), results survive young collections:
@@ -188,20 +189,8 @@ export class PostgresStore implements Store {
         const rows = result.rows;
         result.rows = [];
         return rows;
-      } catch (error) {
-        // A statement the database refused leaves its connection as it was (no transaction
-        // is open): it goes back to the pool. pool.query() would close it, and the next
-        // statement would wait for a new connection, prepare its statements again and compile
-        // create_messages() again: a batch of creates after one that failed on a bad reply
-        // took 8 ms instead of 1 (measured), and two clients sending bad replies cut the
-        // creates of 50 others from 14,000/s to 1,000/s.
-        if (broken === undefined && isConnectionLost(error)) broken = error as Error;
-        throw toStoreError(error);
-      } finally {
-        client.removeListener('error', onError);
-        client.release(broken);
-      }
-    });
+      }),
+    );
   }
 
   /**
@@ -225,35 +214,59 @@ export class PostgresStore implements Store {
     return Promise.race([operation(late.signal), deadline]).finally(() => clearTimeout(timer));
   }
 
-  async #runTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * `work` on a connection of the pool, given back whole afterwards unless the
+   * connection itself was lost (an error on it, one `isConnectionLost` names, or
+   * `use.drop`): then it is closed. Its errors leave mapped (toStoreError).
+   * A statement the database refused leaves its connection as it was:
+   * pool.query() would close it, and the next statement
+   * would wait for a new connection, prepare its statements again and compile
+   * create_messages() again (a batch of creates after one that failed on a bad
+   * reply took 8 ms instead of 1, in process; two clients sending bad replies
+   * cut the creates of 50 others from 14,000/s to 1,000/s).
+   */
+  async #withClient<T>(work: (client: pg.PoolClient, use: ClientUse) => Promise<T>): Promise<T> {
     const client = await this.#connect();
     let broken: Error | undefined;
+    const use: ClientUse = {
+      drop: (error) => {
+        broken ??= error;
+      },
+      lost: () => broken !== undefined,
+    };
     // While a client is checked out the pool does not listen for its errors: a database that
     // goes away between two queries would otherwise be an uncaught 'error' that ends the process.
-    const onError = (error: Error) => {
-      broken ??= error;
-    };
-    client.on('error', onError);
+    client.on('error', use.drop);
     try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
+      return await work(client, use);
     } catch (error) {
-      // A lost or stuck connection cannot roll back (a ROLLBACK would wait out another
-      // timeout behind the stuck query): drop it, and the server rolls back instead.
-      if (broken === undefined && isConnectionLost(error)) broken = error as Error;
-      if (broken === undefined) {
-        try {
-          await client.query('ROLLBACK');
-        } catch (rollbackError) {
-          broken = rollbackError as Error;
-        }
-      }
+      if (isConnectionLost(error)) use.drop(error as Error);
       throw toStoreError(error);
     } finally {
-      client.removeListener('error', onError);
+      client.removeListener('error', use.drop);
       client.release(broken);
     }
+  }
+
+  #runTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return this.#withClient(async (client, use) => {
+      try {
+        await client.query('BEGIN');
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // A lost or stuck connection cannot roll back (a ROLLBACK would wait out another
+        // timeout behind the stuck query): it is dropped, and the server rolls back instead.
+        if (!use.lost() && !isConnectionLost(error)) {
+          try {
+            await client.query('ROLLBACK');
+          } catch (rollbackError) {
+            use.drop(rollbackError as Error);
+          }
+        }
+        throw error;
+      }
+    });
   }
 }
