@@ -5,7 +5,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { SeriesHistogram, type HistogramSeries } from './series-histogram.ts';
 import { PROBLEM_CONTENT_TYPE, ProblemSchema } from './problem.ts';
 import { problemResponses } from './responses.ts';
 
@@ -29,24 +30,23 @@ export interface Metrics {
 export function createMetrics(engine: string): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const operationTimers = new Map<string, { observe(seconds: number): void }>();
-  const storeOperations = new Histogram({
+  const storeOperations = new SeriesHistogram({
     name: 'store_operation_duration_seconds',
     help: 'Store operation latency (one operation of one concern, e.g. messages.create), by operation and engine',
     labelNames: ['operation', 'engine'] as const,
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
-    registers: [registry],
+    registry,
   });
+  const series = new Map<string, HistogramSeries>();
   return {
     registry,
     observeStoreOperation: (operation, seconds) => {
-      // One child per operation: labels are hashed once, not on every store call.
-      let child = operationTimers.get(operation);
-      if (child === undefined) {
-        child = storeOperations.labels(operation, engine);
-        operationTimers.set(operation, child);
+      let one = series.get(operation);
+      if (one === undefined) {
+        one = storeOperations.series({ operation, engine });
+        series.set(operation, one);
       }
-      child.observe(seconds);
+      one.observe(seconds);
     },
   };
 }
@@ -83,28 +83,39 @@ export function registerMetrics(
       this.set(options.unloadedFollowers());
     },
   });
-  const labelNames = ['method', 'route', 'status'] as const;
-  const requests = new Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests answered, by method, route and status',
-    labelNames,
-    registers: [registry],
-  });
-  const duration = new Histogram({
+  const duration = new SeriesHistogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request latency, by method, route and status',
-    labelNames,
+    labelNames: ['method', 'route', 'status'] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registers: [registry],
+    registry,
   });
-
+  // Counted by the histogram (each series' count); set from it at scrape time, so a request
+  // pays for one observation, not two.
+  new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const one of duration.all()) this.inc(one.labels, one.count);
+    },
+  });
+  // The route is the pattern, never the raw URL, so the series stay as few as the routes.
+  const series = new Map<string, HistogramSeries>();
   // A callback hook: an async one costs a promise and a microtask turn on every request.
   app.addHook('onResponse', (request, reply, done) => {
-    // The route pattern, never the raw URL, so label cardinality stays bounded.
+    const method = request.method;
     const route = request.routeOptions.url ?? 'unmatched';
-    const labels = { method: request.method, route, status: String(reply.statusCode) };
-    requests.inc(labels);
-    duration.observe(labels, reply.elapsedTime / 1000);
+    const status = reply.statusCode;
+    const key = `${method} ${status} ${route}`;
+    let one = series.get(key);
+    if (one === undefined) {
+      one = duration.series({ method, route, status: String(status) });
+      series.set(key, one);
+    }
+    one.observe(reply.elapsedTime / 1000);
     done();
   });
 
