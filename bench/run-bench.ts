@@ -46,6 +46,7 @@ import {
   removeSqlite,
   schemaClient,
   seedPostgres,
+  settleTables,
   seedSqlite,
 } from './seed-data.ts';
 import {
@@ -1289,7 +1290,7 @@ async function baselineGroup(
       log('  upgrading the second schema with this build');
       await migratePostgres(headUrl);
       const client = await schemaClient(headUrl);
-      await client.query('ANALYZE messages; ANALYZE rooms').finally(() => client.end());
+      await settleTables(client, ['messages', 'rooms']).finally(() => client.end());
       const pgHead = await startService('baseline-pg-head', { DATABASE_URL: headUrl });
       servers.push(pgHead);
       const pgOld = await startService('baseline-pg-old', { DATABASE_URL: oldUrl }, build.cwd);

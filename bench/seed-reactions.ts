@@ -15,7 +15,7 @@
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { MAX_EMOJI_PER_MESSAGE } from '../src/domain/reaction.ts';
-import { schemaClient } from './seed-data.ts';
+import { schemaClient, settleTables } from './seed-data.ts';
 import { random } from './chat-text.ts';
 
 /** By popularity, most popular first (the draw is ∝ 1/rank). */
@@ -251,7 +251,7 @@ async function insertPostgresReactions(
   );
 }
 
-/** Adds `total` reactions to a seeded PostgreSQL schema's messages, then ANALYZEs. */
+/** Adds `total` reactions to a seeded PostgreSQL schema's messages, then settles them (settleTables). */
 export async function seedPostgresReactions(url: string, total: number): Promise<ReactionSpread> {
   const started = performance.now();
   const client = await schemaClient(url);
@@ -292,7 +292,7 @@ export async function seedPostgresReactions(url: string, total: number): Promise
     await client.query(`SELECT setval(pg_get_serial_sequence('reactions', 'position'), $1)`, [
       Math.max(1, position - 1),
     ]);
-    await client.query('ANALYZE reactions');
+    await settleTables(client, ['reactions']);
     return spreadOf(counts, (performance.now() - started) / 1000);
   } finally {
     await client.end();

@@ -5,7 +5,7 @@
  * migration 4 and PostgreSQL migration 5.
  */
 import Database from 'better-sqlite3';
-import { schemaClient, type FillOptions, type SeedRow } from './seed-data.ts';
+import { schemaClient, settleTables, type FillOptions, type SeedRow } from './seed-data.ts';
 
 export interface RoomsSeed {
   readonly rooms: ReadonlyArray<{ name: string; visibility: 'public' | 'private' }>;
@@ -42,7 +42,7 @@ export function writeRoomsSqlite(file: string, seed: RoomsSeed): void {
   }
 }
 
-/** Writes the layout into a PostgreSQL schema migrated to version 5 or later, then ANALYZEs it. */
+/** Writes the layout into a PostgreSQL schema migrated to version 5 or later, then settles it (settleTables). */
 export async function writeRoomsPostgres(url: string, seed: RoomsSeed): Promise<void> {
   const client = await schemaClient(url);
   try {
@@ -74,7 +74,7 @@ export async function writeRoomsPostgres(url: string, seed: RoomsSeed): Promise<
         seed.markers.map((k) => k.lastRead),
       ],
     );
-    await client.query('ANALYZE rooms; ANALYZE memberships; ANALYZE read_markers');
+    await settleTables(client, ['rooms', 'memberships', 'read_markers']);
   } finally {
     await client.end();
   }
