@@ -31,6 +31,7 @@ import { registerRateLimits } from './rate-limit.ts';
 import { reactionRoutes } from './reaction-routes.ts';
 import { readMarkerRoutes } from './read-marker-routes.ts';
 import { OneLinePerRequest } from './request-log.ts';
+import { requestLoggerFactory } from './request-logger.ts';
 import { roomRoutes } from './room-routes.ts';
 import { createRouteRegistry } from './route-registry.ts';
 import {
@@ -77,6 +78,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<FastifyInstance> {
     frameworkErrors: frameworkErrorHandler(() => authenticate),
     loggerInstance: deps.logger as FastifyBaseLogger,
     logController: new OneLinePerRequest(),
+    childLoggerFactory: requestLoggerFactory,
     bodyLimit: config.bodyLimit,
     trustProxy: trustProxyOption(config.trustProxy),
     requestTimeout: config.requestTimeoutMs,
