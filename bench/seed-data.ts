@@ -238,7 +238,9 @@ export async function schemaClient(url: string): Promise<pg.Client> {
  * are inserted; these machines run PostgreSQL with autovacuum off, and a
  * table only ANALYZEd made every index-only scan of the bench (the probe of
  * `around`, reaction counts, unread counts) visit the heap, and the first
- * reads of each page write its hint bits.
+ * reads of each page write its hint bits. On a live table the newest pages,
+ * the ones read most, are not vacuumed yet: this is the table at rest, the
+ * best case for them.
  */
 export async function settleTables(
   client: pg.ClientBase,
@@ -248,10 +250,6 @@ export async function settleTables(
   await client.query(`VACUUM (ANALYZE) ${tables.join(', ')}`);
 }
 
-/**
- * Bulk-inserts `count` messages into a PostgreSQL schema already migrated (by
- * this build or another), then settles it (settleTables).
- */
 /** Rows inserted as a create writes them (with `search_text` when `search`), in one statement. */
 export async function insertPostgresRows(
   client: pg.ClientBase,
@@ -276,6 +274,10 @@ export async function insertPostgresRows(
   );
 }
 
+/**
+ * Bulk-inserts `count` messages into a PostgreSQL schema already migrated (by
+ * this build or another), then settles it (settleTables).
+ */
 export async function fillPostgres(
   url: string,
   count: number,

@@ -83,15 +83,8 @@ export function registerMetrics(
       this.set(options.unloadedFollowers());
     },
   });
-  const duration = new SeriesHistogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request latency, by method, route and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-    registry,
-  });
-  // Counted by the histogram (each series' count); set from it at scrape time, so a request
-  // pays for one observation, not two.
+  // Counted by the histogram below (each series' count); set from it at scrape time, so a
+  // request pays for one observation, not two.
   new Counter({
     name: 'http_requests_total',
     help: 'HTTP requests answered, by method, route and status',
@@ -101,6 +94,14 @@ export function registerMetrics(
       this.reset();
       for (const one of duration.all()) this.inc(one.labels, one.count);
     },
+  });
+  // Registered after the counter: the registry writes metrics in that order, as before.
+  const duration = new SeriesHistogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency, by method, route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registry,
   });
   // The route is the pattern, never the raw URL, so the series stay as few as the routes.
   const series = new Map<string, HistogramSeries>();

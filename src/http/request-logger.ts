@@ -2,7 +2,7 @@
  * Each request's logger, made when the request first writes a line. Fastify
  * gives every request a pino child bound to its request id, and pino writes
  * the bindings out as JSON when the child is made: about 3% of the CPU of a
- * /healthz and 2% of a GET by id (profiled), while at LOG_LEVEL=warn nearly
+ * /healthz and 1.5-2% of a GET by id (profiled), while at LOG_LEVEL=warn nearly
  * every request writes nothing. A line at a level that is not written costs
  * one level check; the first line that is written makes the child, so every
  * line still carries `reqId`.

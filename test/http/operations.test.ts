@@ -95,6 +95,12 @@ eachEngine('operations', (engine, shared) => {
         1,
       );
       assert.match(text, /# TYPE http_request_duration_seconds histogram/);
+      // In the order they always came, for anyone who diffs the text.
+      assert.ok(
+        text.indexOf('# TYPE http_requests_total counter') <
+          text.indexOf('# TYPE http_request_duration_seconds histogram'),
+        'the request counter before the latency histogram',
+      );
       assert.equal(
         sample('http_request_duration_seconds_bucket', { ...item, status: '200', le: '+Inf' }),
         2,

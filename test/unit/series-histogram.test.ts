@@ -75,3 +75,14 @@ test('a series kept by its caller is the one reported, and reset zeroes it in pl
     [[{ method: 'GET', route: '/' }, 1]],
   );
 });
+
+test('a value that is not a finite number is not counted', async () => {
+  const { ours, series } = both();
+  const one = series.series({ method: 'GET', route: '/' });
+  for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY]) {
+    one.observe(bad);
+  }
+  one.observe(0.5);
+  assert.equal(one.count, 1);
+  assert.match(await ours.metrics(), /request_seconds_sum\{method="GET",route="\/"\} 0\.5\n/);
+});
