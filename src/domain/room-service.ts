@@ -59,10 +59,12 @@ export interface RoomServiceDeps {
   readonly onChange: () => void;
 }
 
-/** The conditions of a room PUT: If-Match, and If-None-Match: * (create only). */
+/** The conditions of a room PUT: If-Match, and If-None-Match (`*`: create only). */
 export interface RoomPreconditions {
+  /** False for the current version: a 412 (and a 412 when there is no room). */
   readonly ifMatch?: VersionPrecondition;
-  readonly createOnly?: boolean;
+  /** True for the current version: a 412 (never for a room about to be made). */
+  readonly ifNoneMatch?: VersionPrecondition;
 }
 
 export interface PageQuery {
@@ -93,10 +95,11 @@ export class RoomService {
     const subject = actor?.subject ?? null;
     const outcome = await this.#deps.rooms.put(name, subject, subject, this.#nowIso(), (facts) => {
       if (facts === undefined) {
+        // The precedence list: a fixed field that differs (400) before a precondition (412).
+        new FixedFields().compare('name', body.name, name).check();
         if (pre.ifMatch !== undefined) {
           throw new AppError(ErrorKinds.preconditionFailed, `No room named ${name} to match.`);
         }
-        new FixedFields().compare('name', body.name, name).check();
         return { visibility: body.visibility ?? 'public', topic: body.topic ?? '' };
       }
       assertReadable(actor, facts);
@@ -111,8 +114,11 @@ export class RoomService {
         .check();
       assertCurrent('room', room, body);
       assertPrecondition(room.version, pre.ifMatch);
-      if (pre.createOnly) {
-        throw new AppError(ErrorKinds.preconditionFailed, `The room ${name} exists.`);
+      if (pre.ifNoneMatch?.(room.version) === true) {
+        throw new AppError(
+          ErrorKinds.preconditionFailed,
+          `If-None-Match matches the room ${name} as it is (ETag "${room.version}").`,
+        );
       }
       return {
         visibility: body.visibility ?? room.visibility,

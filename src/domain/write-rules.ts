@@ -59,12 +59,12 @@ export function assertCurrent(
   }
 }
 
-/** A 412 when If-Match does not match the current version. */
+/** A 412 when the request's preconditions (If-Match, If-None-Match) do not hold for the current version. */
 export function assertPrecondition(version: number, precondition?: VersionPrecondition): void {
   if (precondition !== undefined && !precondition(version)) {
     throw new AppError(
       ErrorKinds.preconditionFailed,
-      `If-Match does not match the current ETag "${version}".`,
+      `The request's If-Match or If-None-Match does not hold for the current ETag "${version}".`,
     );
   }
 }

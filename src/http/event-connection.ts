@@ -87,15 +87,22 @@ export class EventConnection {
   }
 
   /**
-   * Starts after the opening frame was written. `start` is where the client is
-   * (already acknowledged); `first` is a batch already read from the log after
-   * it; `reset` sends a reset first and starts at that change instead.
+   * Starts after the opening frame was written. `start` is where the client is;
+   * `first` is a batch already read from the log after it; `reset` sends a reset
+   * first and starts at that change instead. `told`: the client sent `start` as
+   * its last event id; else (a stream opened without one) the first heartbeat
+   * carries it, so that a client of a quiet room can resume from it.
    */
-  begin(start: number, first: readonly Change[], reset?: { latest: number; reason: ResetReason }) {
+  begin(
+    start: number,
+    first: readonly Change[],
+    reset?: { latest: number; reason: ResetReason },
+    told = true,
+  ) {
     if (this.#mode === 'closed') return;
     this.#begun = true;
     this.#position = start;
-    this.#lastId = start;
+    this.#lastId = told ? start : -1;
     this.#unsubscribe = this.#o.feed.subscribe(this.#onBatch);
     this.#heartbeat = setInterval(() => this.#beat(), this.#o.heartbeatMs);
     if (reset !== undefined) {

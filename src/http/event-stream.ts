@@ -222,7 +222,7 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
       });
       open.add(connection);
       try {
-        const { start, first, reset } = await startingPoint(feed, since);
+        const { start, first, reset, told } = await startingPoint(feed, since);
         if (res.destroyed) {
           // The client left while the log was read.
           forget();
@@ -231,7 +231,7 @@ export function registerEventStream(app: FastifyInstance, options: EventStreamOp
         // The server began to shut down while the log was read.
         if (connection.closed) throw shuttingDown();
         openStream(reply);
-        connection.begin(start, first, reset);
+        connection.begin(start, first, reset, told);
       } catch (error) {
         forget();
         throw error;
@@ -254,6 +254,8 @@ interface StartingPoint {
   readonly first: readonly Change[];
   /** Set when the client cannot resume from `since`: it reloads, and the stream goes on from `latest`. */
   readonly reset?: { readonly latest: number; readonly reason: ResetReason };
+  /** Whether the client holds `start` as its last event id (it sent it); else a heartbeat tells it. */
+  readonly told: boolean;
 }
 
 /** Where a stream starts: live from the feed's head, or after `since` (read from the log now, so a failing store is a 503). */
@@ -264,16 +266,19 @@ async function startingPoint(feed: ChangeFeed, since: number | undefined): Promi
     const { latest } = await feed.bounds();
     // The access view is the feed's: let it catch up with what this request's checks read.
     await feed.reached(latest);
-    return { start: Math.max(latest, feed.head), first: [] };
+    return { start: Math.max(latest, feed.head), first: [], told: false };
   }
   // Read before the bounds: a purge that removed part of what was read then shows in them.
   const first = await feed.changesSince(since, REPLAY_BATCH);
   const { latest, purgedThrough } = await feed.bounds();
   await feed.reached(latest);
-  if (since > latest) return { start: since, first: [], reset: { latest, reason: 'ahead' } };
-  if (since < purgedThrough)
-    return { start: since, first: [], reset: { latest, reason: 'purged' } };
-  return { start: since, first };
+  if (since > latest) {
+    return { start: since, first: [], reset: { latest, reason: 'ahead' }, told: true };
+  }
+  if (since < purgedThrough) {
+    return { start: since, first: [], reset: { latest, reason: 'purged' }, told: true };
+  }
+  return { start: since, first, told: true };
 }
 
 /** Sends the headers (including those hooks set on the reply) and the opening frame right away. */

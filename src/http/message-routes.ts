@@ -14,9 +14,9 @@ import { authorRuleErrors, type MessageService } from '../domain/message-service
 import { DEFAULT_REVISION_LIMIT } from '../domain/revision.ts';
 import {
   etagOf,
-  ifMatchPrecondition,
-  ifNoneMatchCondition,
+  readPreconditions,
   singleHeader,
+  writePrecondition,
 } from './conditional-requests.ts';
 import { idempotencyHooks } from './idempotency-key.ts';
 import { ClientSlots } from './client-slots.ts';
@@ -42,6 +42,10 @@ const IdParams = Type.Object({
   id: Type.String({ description: 'The message id (any case); an id of any other shape is a 404.' }),
 });
 const ETAG = header('The strong validator "<version>".');
+const CONDITIONAL_HEADERS = Type.Object({
+  'if-match': Type.Optional(Type.String()),
+  'if-none-match': Type.Optional(Type.String()),
+});
 const RevisionQuerystring = Type.Object(
   {
     limit: Type.Optional(
@@ -213,10 +217,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         operationId: 'getMessage',
         summary: 'Get one message',
         description:
-          'Ids match case-insensitively; an id of any shape that is not stored is a 404. `If-None-Match` (a list or `*`, weak comparison) that matches the current ETag gives 304.',
+          'Ids match case-insensitively; an id of any shape that is not stored is a 404. `If-Match` (a list or `*`, strong comparison) that does not match the current ETag is a 412; then `If-None-Match` (a list or `*`, weak comparison) that matches it gives 304 (RFC 9110 section 13.2.2).',
         tags: ['messages'],
         params: IdParams,
-        headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
+        headers: CONDITIONAL_HEADERS,
         response: {
           200: {
             description: 'The message',
@@ -229,12 +233,15 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
             description: 'Not modified: If-None-Match matches the current ETag',
             headers: { etag: ETAG },
           },
-          ...problemResponses(400, 404, ...COMMON_PROBLEMS),
+          ...problemResponses(400, 404, 412, ...COMMON_PROBLEMS),
         },
       },
     },
     async (request, reply) => {
-      const notModified = ifNoneMatchCondition(singleHeader(request.headers['if-none-match']));
+      const notModified = readPreconditions(
+        singleHeader(request.headers['if-match']),
+        singleHeader(request.headers['if-none-match']),
+      );
       const message = await service.get(request.params.id, request.actor);
       reply.header('etag', etagOf(message.version));
       if (notModified(message.version)) {
@@ -287,10 +294,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         operationId: 'updateMessage',
         summary: "Edit a message's content",
         description:
-          'Only `content` can change. The body may carry the other fields as last read: `id`, `room`, `author`, `createdAt`, `replyTo` that differ are a 400 naming them, a `version` or `updatedAt` that is not the current one is a 409. The same content again changes nothing (same version and updatedAt, no event). `If-Match` (a list or `*`, strong comparison) that does not match is a 412.',
+          'Only `content` can change. The body may carry the other fields as last read: `id`, `room`, `author`, `createdAt`, `replyTo` that differ are a 400 naming them, a `version` or `updatedAt` that is not the current one is a 409. The same content again changes nothing (same version and updatedAt, no event). `If-Match` (a list or `*`, strong comparison) that does not match, or `If-None-Match` (a list or `*`, weak comparison) that does, is a 412 and nothing changes.',
         tags: ['messages'],
         params: IdParams,
-        headers: Type.Object({ 'if-match': Type.Optional(Type.String()) }),
+        headers: CONDITIONAL_HEADERS,
         body: UpdateMessageBody,
         response: {
           200: {
@@ -304,7 +311,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       preValidation: async (request) => assertJsonContentType(request),
     },
     async (request, reply) => {
-      const precondition = ifMatchPrecondition(singleHeader(request.headers['if-match']));
+      const precondition = writePrecondition(
+        singleHeader(request.headers['if-match']),
+        singleHeader(request.headers['if-none-match']),
+      );
       const message = await service.update(
         request.params.id,
         request.body,
@@ -322,10 +332,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
         operationId: 'deleteMessage',
         summary: 'Delete a message',
         description:
-          'Answers with the message as it was when deleted; afterwards GET, PUT and DELETE of the id are 404. `If-Match` applies as for PUT.',
+          'Answers with the message as it was when deleted; afterwards GET, PUT and DELETE of the id are 404. `If-Match` and `If-None-Match` apply as for PUT.',
         tags: ['messages'],
         params: IdParams,
-        headers: Type.Object({ 'if-match': Type.Optional(Type.String()) }),
+        headers: CONDITIONAL_HEADERS,
         response: {
           200: {
             description: 'The message as it was when deleted',
@@ -336,7 +346,10 @@ export const messageRoutes: FastifyPluginAsyncTypebox<MessageRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      const precondition = ifMatchPrecondition(singleHeader(request.headers['if-match']));
+      const precondition = writePrecondition(
+        singleHeader(request.headers['if-match']),
+        singleHeader(request.headers['if-none-match']),
+      );
       return reply.send(await service.delete(request.params.id, request.actor, precondition));
     },
   );

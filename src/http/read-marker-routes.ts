@@ -3,7 +3,12 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { PutReadMarkerBody, ReadMarkerSchema, RoomName, Subject } from '../domain/room.ts';
 import type { RoomService } from '../domain/room-service.ts';
-import { etagOf, ifMatchPrecondition, singleHeader } from './conditional-requests.ts';
+import {
+  etagOf,
+  ifMatchPrecondition,
+  readPreconditions,
+  singleHeader,
+} from './conditional-requests.ts';
 import { assertJsonContentType } from './json-body.ts';
 import { COMMON_PROBLEMS, header, problemResponses } from './responses.ts';
 
@@ -28,22 +33,26 @@ export const readMarkerRoutes: FastifyPluginAsyncTypebox<ReadMarkerRoutesOptions
         operationId: 'getReadMarker',
         summary: "Get a subject's read marker in a room",
         description:
-          "Its own marker, or any with the admin role (403 otherwise). Anyone who may read the room has one: `lastRead` is null and `version` 0 while it was never set. `unread` counts the room's messages after `lastRead` written by others, up to 100 (100 means 100 or more). The ETag is for `If-Match` on PUT; there is no 304, as `unread` changes without the version.",
+          "Its own marker, or any with the admin role (403 otherwise). Anyone who may read the room has one: `lastRead` is null and `version` 0 while it was never set. `unread` counts the room's messages after `lastRead` written by others, up to 100 (100 means 100 or more). The ETag is for `If-Match` on PUT; there is no 304, as `unread` changes without the version. `If-Match` (a list or `*`, strong comparison) that does not match is a 412.",
         tags: ['read markers'],
         params: MarkerParams,
+        headers: Type.Object({ 'if-match': Type.Optional(Type.String()) }),
         response: {
           200: {
             description: 'The marker',
             headers: { etag: ETAG },
             content: { 'application/json': { schema: ReadMarkerSchema } },
           },
-          ...problemResponses(400, 403, 404, ...COMMON_PROBLEMS),
+          ...problemResponses(400, 403, 404, 412, ...COMMON_PROBLEMS),
         },
       },
     },
     async (request, reply) => {
       const { name, subject } = request.params;
+      // No If-None-Match here (no 304: see the description), so only If-Match is judged.
+      const judge = readPreconditions(singleHeader(request.headers['if-match']), undefined);
       const marker = await rooms.getMarker(name, subject, request.actor);
+      judge(marker.version);
       return reply.header('etag', etagOf(marker.version)).send(marker);
     },
   );

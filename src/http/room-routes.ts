@@ -1,13 +1,13 @@
 /** The room endpoints: a schema and a short handler each. Routes see the room service, never a store. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { AppError, ErrorKinds } from '../errors.ts';
 import { PutRoomBody, RoomName, RoomSchema, Visibility, type Room } from '../domain/room.ts';
 import type { RoomPreconditions, RoomService } from '../domain/room-service.ts';
 import {
   etagOf,
   ifMatchPrecondition,
   ifNoneMatchCondition,
+  readPreconditions,
   singleHeader,
 } from './conditional-requests.ts';
 import { OPTIONAL_BODY, absentBodyIsEmpty } from './json-body.ts';
@@ -97,10 +97,13 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRoutesOptions> = async (a
         operationId: 'getRoom',
         summary: 'Get one room',
         description:
-          'A private room the caller may not read is a 403. `If-None-Match` (a list or `*`, weak comparison) that matches the current ETag gives 304.',
+          'A private room the caller may not read is a 403. `If-Match` (a list or `*`, strong comparison) that does not match the current ETag is a 412; then `If-None-Match` (a list or `*`, weak comparison) that matches it gives 304.',
         tags: ['rooms'],
         params: RoomParams,
-        headers: Type.Object({ 'if-none-match': Type.Optional(Type.String()) }),
+        headers: Type.Object({
+          'if-match': Type.Optional(Type.String()),
+          'if-none-match': Type.Optional(Type.String()),
+        }),
         response: {
           200: {
             description: 'The room',
@@ -113,13 +116,16 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRoutesOptions> = async (a
             description: 'Not modified: If-None-Match matches the current ETag',
             headers: { etag: ETAG },
           },
-          ...problemResponses(400, 403, 404, ...COMMON_PROBLEMS),
+          ...problemResponses(400, 403, 404, 412, ...COMMON_PROBLEMS),
         },
       },
     },
     async (request, reply) => {
       // Parsed before the lookup: a malformed header is a 400 even for a room that does not exist.
-      const notModified = ifNoneMatchCondition(singleHeader(request.headers['if-none-match']));
+      const notModified = readPreconditions(
+        singleHeader(request.headers['if-match']),
+        singleHeader(request.headers['if-none-match']),
+      );
       const room = await rooms.get(request.params.name, request.actor);
       reply.header('etag', etagOf(room.version));
       if (notModified(room.version)) return reply.code(304).send();
@@ -134,13 +140,13 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRoutesOptions> = async (a
         operationId: 'putRoom',
         summary: 'Create or update a room',
         description:
-          "Creates the room (201, with Location; with authentication on, the caller becomes its owner) or updates it (200; owners and admins only, else 403). A field left out keeps its value; defaults (`public`, empty topic) apply on creation only; no body at all is `{}`. The room's other fields as last read may be sent: `name`, `createdBy`, `createdAt` that differ are a 400, a `version` or `updatedAt` that is not the current one a 409. `If-Match` (a list or `*`, strong comparison) that does not match is a 412, also when there is no room; `If-None-Match: *` makes it create-only (412 when the room exists; no other If-None-Match value is accepted on PUT). An update that changes nothing keeps the version and produces no event. Rooms are not deleted: DELETE is a 405.",
+          "Creates the room (201, with Location; with authentication on, the caller becomes its owner) or updates it (200; owners and admins only, else 403). A field left out keeps its value; defaults (`public`, empty topic) apply on creation only; no body at all is `{}`. The room's other fields as last read may be sent: `name`, `createdBy`, `createdAt` that differ are a 400, a `version` or `updatedAt` that is not the current one a 409. `If-Match` (a list or `*`, strong comparison) that does not match is a 412, also when there is no room; `If-None-Match` (a list or `*`, weak comparison) that matches the room's ETag is a 412: `*` makes the PUT create-only. An update that changes nothing keeps the version and produces no event. Rooms are not deleted: DELETE is a 405.",
         tags: ['rooms'],
         params: RoomParams,
         headers: Type.Object({
           'if-match': Type.Optional(Type.String()),
           'if-none-match': Type.Optional(
-            Type.String({ description: 'Only `*`: create the room, never update it.' }),
+            Type.String({ description: '`*`: create the room, never update it.' }),
           ),
         }),
         body: PutRoomBody,
@@ -164,8 +170,8 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRoutesOptions> = async (a
     async (request, reply) => {
       const { name } = request.params;
       const outcome = await rooms.put(name, request.body, request.actor, {
-        ...createOnly(singleHeader(request.headers['if-none-match'])),
         ...ifMatch(singleHeader(request.headers['if-match'])),
+        ...ifNoneMatch(singleHeader(request.headers['if-none-match'])),
       });
       reply.header('etag', etagOf(outcome.room.version));
       if (outcome.created) reply.code(201).header('location', `${BASE}/${name}`);
@@ -178,15 +184,9 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRoutesOptions> = async (a
   // only fail.
 };
 
-/** `If-None-Match: *` makes a PUT create-only; any other value is a 400 naming the header. */
-function createOnly(value: string | undefined): Pick<RoomPreconditions, 'createOnly'> {
-  if (value === undefined) return {};
-  if (value.trim() === '*') return { createOnly: true };
-  // A malformed list is the parser's 400; a well-formed one is refused below.
-  ifNoneMatchCondition(value);
-  throw new AppError(ErrorKinds.validation, 'On PUT, If-None-Match may only be *.', {
-    errors: [{ header: 'if-none-match', detail: 'if-none-match must be * on PUT (create only)' }],
-  });
+/** If-None-Match on a PUT: a 412 when it matches the room's ETag (`*`: when the room exists). */
+function ifNoneMatch(value: string | undefined): Pick<RoomPreconditions, 'ifNoneMatch'> {
+  return value === undefined ? {} : { ifNoneMatch: ifNoneMatchCondition(value) };
 }
 
 function ifMatch(value: string | undefined): Pick<RoomPreconditions, 'ifMatch'> {

@@ -226,6 +226,26 @@ for (const engine of engines) {
       },
     );
 
+    it(
+      'a stream opened without an id learns the latest from its first heartbeat, and can resume from it',
+      { skip },
+      async () => {
+        await createMessage(t, { content: 'before', room: 'hushed' });
+        const latest = await eventSeq(t);
+        // A quiet room: nothing of it, nor anything else, happens while the stream is open.
+        const stream = await open('/api/events?room=hushed');
+        await stream.waitFor((c) => c.comments.includes('heartbeat'), 'a heartbeat');
+        await stream.waitFor((c) => c.lastEventId === String(latest), `last event id ${latest}`);
+        assert.equal(stream.events.length, 0, 'the id came with no event');
+        const resumeFrom = stream.lastEventId;
+        stream.close();
+        const missed = await createMessage(t, { content: 'while away', room: 'hushed' });
+        const resumed = await open('/api/events?room=hushed', { 'last-event-id': resumeFrom });
+        await resumed.waitFor((c) => changeEvents(c).length === 1, 'the message made while away');
+        assert.deepEqual(changeEvents(resumed)[0]!.data, missed);
+      },
+    );
+
     it('sends a heartbeat comment on an idle unfiltered stream', { skip }, async () => {
       const stream = await open('/api/events');
       await stream.waitFor(

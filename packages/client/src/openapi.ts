@@ -117,18 +117,18 @@ export interface paths {
         };
         /**
          * Get one message
-         * @description Ids match case-insensitively; an id of any shape that is not stored is a 404. `If-None-Match` (a list or `*`, weak comparison) that matches the current ETag gives 304.
+         * @description Ids match case-insensitively; an id of any shape that is not stored is a 404. `If-Match` (a list or `*`, strong comparison) that does not match the current ETag is a 412; then `If-None-Match` (a list or `*`, weak comparison) that matches it gives 304 (RFC 9110 section 13.2.2).
          */
         get: operations["getMessage"];
         /**
          * Edit a message's content
-         * @description Only `content` can change. The body may carry the other fields as last read: `id`, `room`, `author`, `createdAt`, `replyTo` that differ are a 400 naming them, a `version` or `updatedAt` that is not the current one is a 409. The same content again changes nothing (same version and updatedAt, no event). `If-Match` (a list or `*`, strong comparison) that does not match is a 412.
+         * @description Only `content` can change. The body may carry the other fields as last read: `id`, `room`, `author`, `createdAt`, `replyTo` that differ are a 400 naming them, a `version` or `updatedAt` that is not the current one is a 409. The same content again changes nothing (same version and updatedAt, no event). `If-Match` (a list or `*`, strong comparison) that does not match, or `If-None-Match` (a list or `*`, weak comparison) that does, is a 412 and nothing changes.
          */
         put: operations["updateMessage"];
         post?: never;
         /**
          * Delete a message
-         * @description Answers with the message as it was when deleted; afterwards GET, PUT and DELETE of the id are 404. `If-Match` applies as for PUT.
+         * @description Answers with the message as it was when deleted; afterwards GET, PUT and DELETE of the id are 404. `If-Match` and `If-None-Match` apply as for PUT.
          */
         delete: operations["deleteMessage"];
         options?: never;
@@ -185,12 +185,12 @@ export interface paths {
         };
         /**
          * Get one room
-         * @description A private room the caller may not read is a 403. `If-None-Match` (a list or `*`, weak comparison) that matches the current ETag gives 304.
+         * @description A private room the caller may not read is a 403. `If-Match` (a list or `*`, strong comparison) that does not match the current ETag is a 412; then `If-None-Match` (a list or `*`, weak comparison) that matches it gives 304.
          */
         get: operations["getRoom"];
         /**
          * Create or update a room
-         * @description Creates the room (201, with Location; with authentication on, the caller becomes its owner) or updates it (200; owners and admins only, else 403). A field left out keeps its value; defaults (`public`, empty topic) apply on creation only; no body at all is `{}`. The room's other fields as last read may be sent: `name`, `createdBy`, `createdAt` that differ are a 400, a `version` or `updatedAt` that is not the current one a 409. `If-Match` (a list or `*`, strong comparison) that does not match is a 412, also when there is no room; `If-None-Match: *` makes it create-only (412 when the room exists; no other If-None-Match value is accepted on PUT). An update that changes nothing keeps the version and produces no event. Rooms are not deleted: DELETE is a 405.
+         * @description Creates the room (201, with Location; with authentication on, the caller becomes its owner) or updates it (200; owners and admins only, else 403). A field left out keeps its value; defaults (`public`, empty topic) apply on creation only; no body at all is `{}`. The room's other fields as last read may be sent: `name`, `createdBy`, `createdAt` that differ are a 400, a `version` or `updatedAt` that is not the current one a 409. `If-Match` (a list or `*`, strong comparison) that does not match is a 412, also when there is no room; `If-None-Match` (a list or `*`, weak comparison) that matches the room's ETag is a 412: `*` makes the PUT create-only. An update that changes nothing keeps the version and produces no event. Rooms are not deleted: DELETE is a 405.
          */
         put: operations["putRoom"];
         post?: never;
@@ -257,7 +257,7 @@ export interface paths {
         };
         /**
          * Get a subject's read marker in a room
-         * @description Its own marker, or any with the admin role (403 otherwise). Anyone who may read the room has one: `lastRead` is null and `version` 0 while it was never set. `unread` counts the room's messages after `lastRead` written by others, up to 100 (100 means 100 or more). The ETag is for `If-Match` on PUT; there is no 304, as `unread` changes without the version.
+         * @description Its own marker, or any with the admin role (403 otherwise). Anyone who may read the room has one: `lastRead` is null and `version` 0 while it was never set. `unread` counts the room's messages after `lastRead` written by others, up to 100 (100 means 100 or more). The ETag is for `If-Match` on PUT; there is no 304, as `unread` changes without the version. `If-Match` (a list or `*`, strong comparison) that does not match is a 412.
          */
         get: operations["getReadMarker"];
         /**
@@ -1590,6 +1590,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                "if-match"?: string;
                 "if-none-match"?: string;
             };
             path: {
@@ -1668,6 +1669,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests */
             429: {
                 headers: {
@@ -1716,6 +1730,7 @@ export interface operations {
             query?: never;
             header?: {
                 "if-match"?: string;
+                "if-none-match"?: string;
             };
             path: {
                 /** @description The message id (any case); an id of any other shape is a 404. */
@@ -1911,6 +1926,7 @@ export interface operations {
             query?: never;
             header?: {
                 "if-match"?: string;
+                "if-none-match"?: string;
             };
             path: {
                 /** @description The message id (any case); an id of any other shape is a 404. */
@@ -2280,6 +2296,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                "if-match"?: string;
                 "if-none-match"?: string;
             };
             path: {
@@ -2374,6 +2391,19 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Precondition failed */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Too many requests */
             429: {
                 headers: {
@@ -2422,7 +2452,7 @@ export interface operations {
             query?: never;
             header?: {
                 "if-match"?: string;
-                /** @description Only `*`: create the room, never update it. */
+                /** @description `*`: create the room, never update it. */
                 "if-none-match"?: string;
             };
             path: {
@@ -3244,7 +3274,9 @@ export interface operations {
     getReadMarker: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "if-match"?: string;
+            };
             path: {
                 /**
                  * @description 1-64 characters of A-Z a-z 0-9 _ . -, not `.` or `..` (a room name: see Room).
@@ -3318,6 +3350,19 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition failed */
+            412: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "Cache-Control": components["headers"]["Cache-Control"];
