@@ -6,6 +6,7 @@ import { AppError, ErrorKinds } from '../errors.ts';
 import type { Message, NewMessage } from './message.ts';
 import type { MessageEdit, UpdateOutcome, WriteCheck } from './message-store.ts';
 import type { AccessFacts } from './room-access.ts';
+import { nextUpdatedAt } from './write-rules.ts';
 
 /** A new message as stored: version 1, never updated. */
 export function createdMessage(message: NewMessage): Message {
@@ -15,7 +16,7 @@ export function createdMessage(message: NewMessage): Message {
 /**
  * Runs `check` on the current message and the reader's access facts read
  * with it (it throws to refuse), then edits it:
- * new content, version + 1, updatedAt = now; the same content changes
+ * new content, version + 1, updatedAt = now (nextUpdatedAt); the same content changes
  * nothing. No message: undefined, and the check never runs.
  */
 export function updateOutcome(
@@ -29,7 +30,12 @@ export function updateOutcome(
   const { content } = edit;
   if (current.content === content) return { message: current, changed: false };
   return {
-    message: { ...current, content, updatedAt: edit.now, version: current.version + 1 },
+    message: {
+      ...current,
+      content,
+      updatedAt: nextUpdatedAt(current.updatedAt, edit.now),
+      version: current.version + 1,
+    },
     changed: true,
   };
 }

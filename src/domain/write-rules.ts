@@ -59,6 +59,18 @@ export function assertCurrent(
   }
 }
 
+/**
+ * The `updatedAt` of a change made at `now` to what was last updated at
+ * `previous`: `now`, or a millisecond after `previous` when the clock has not
+ * passed it (two changes in one millisecond, a clock set back). A stale
+ * `updatedAt` is a 409, so each change must leave a new one, or a client that
+ * read the version before could overwrite this one unseen.
+ */
+export function nextUpdatedAt(previous: string, now: string): string {
+  const before = Date.parse(previous);
+  return Date.parse(now) > before ? now : new Date(before + 1).toISOString();
+}
+
 /** A 412 when the request's preconditions (If-Match, If-None-Match) do not hold for the current version. */
 export function assertPrecondition(version: number, precondition?: VersionPrecondition): void {
   if (precondition !== undefined && !precondition(version)) {

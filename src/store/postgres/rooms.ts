@@ -2,6 +2,7 @@
 import type pg from 'pg';
 import { memberAdded, roomCreated, roomUpdated } from '../../domain/room-changes.ts';
 import type { Membership, Room } from '../../domain/room.ts';
+import { nextUpdatedAt } from '../../domain/write-rules.ts';
 import type {
   AccessSnapshot,
   ObjectPage,
@@ -163,7 +164,7 @@ async function update(
     ...before,
     visibility: values.visibility,
     topic: values.topic,
-    updatedAt: now,
+    updatedAt: nextUpdatedAt(before.updatedAt, now),
     version: before.version + 1,
   };
   // Alone, this UPDATE (no key changed) would lock the row FOR NO KEY UPDATE, which writes to
@@ -172,7 +173,7 @@ async function update(
   await client.query({
     name: 'update-room',
     text: 'UPDATE rooms SET visibility = $2, topic = $3, updated_at = $4, version = $5 WHERE name = $1',
-    values: [room.name, room.visibility, room.topic, now, room.version],
+    values: [room.name, room.visibility, room.topic, room.updatedAt, room.version],
   });
   await appendChange(client, roomUpdated(room, before));
   return { room, created: false, changed: true };

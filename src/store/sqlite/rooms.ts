@@ -3,6 +3,7 @@ import type { Statement } from 'better-sqlite3';
 import { memberAdded, roomCreated, roomUpdated } from '../../domain/room-changes.ts';
 import type { AccessFacts } from '../../domain/room-access.ts';
 import type { Role, Room, Visibility } from '../../domain/room.ts';
+import { nextUpdatedAt } from '../../domain/write-rules.ts';
 import type {
   AccessSnapshot,
   ObjectPage,
@@ -132,7 +133,12 @@ export class SqliteRooms implements RoomStore {
       if (values.visibility === before.visibility && values.topic === before.topic) {
         return { room: before, created: false, changed: false };
       }
-      const room: Room = { ...before, ...values, updatedAt: now, version: before.version + 1 };
+      const room: Room = {
+        ...before,
+        ...values,
+        updatedAt: nextUpdatedAt(before.updatedAt, now),
+        version: before.version + 1,
+      };
       this.#update.run(room);
       this.#changes.add(roomUpdated(room, before));
       return { room, created: false, changed: true };
