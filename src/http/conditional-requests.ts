@@ -2,8 +2,15 @@
  * ETags and the If-Match / If-None-Match preconditions (RFC 9110 section 13.1).
  * A message's ETag is the strong validator "<version>".
  */
+import { Type } from '@sinclair/typebox';
 import { assertPrecondition } from '../domain/write-rules.ts';
 import { AppError, ErrorKinds } from '../errors.ts';
+
+/** The request headers of a route that judges both preconditions (one schema for the document). */
+export const CONDITIONAL_HEADERS = Type.Object({
+  'if-match': Type.Optional(Type.String()),
+  'if-none-match': Type.Optional(Type.String()),
+});
 
 export function etagOf(version: number): string {
   return `"${version}"`;

@@ -13,6 +13,7 @@ import {
 import { authorRuleErrors, type MessageService } from '../domain/message-service.ts';
 import { DEFAULT_REVISION_LIMIT } from '../domain/revision.ts';
 import {
+  CONDITIONAL_HEADERS,
   etagOf,
   readPreconditions,
   singleHeader,
@@ -42,10 +43,6 @@ const IdParams = Type.Object({
   id: Type.String({ description: 'The message id (any case); an id of any other shape is a 404.' }),
 });
 const ETAG = header('The strong validator "<version>".');
-const CONDITIONAL_HEADERS = Type.Object({
-  'if-match': Type.Optional(Type.String()),
-  'if-none-match': Type.Optional(Type.String()),
-});
 const RevisionQuerystring = Type.Object(
   {
     limit: Type.Optional(

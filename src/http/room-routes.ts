@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { PutRoomBody, RoomName, RoomSchema, Visibility, type Room } from '../domain/room.ts';
 import type { RoomPreconditions, RoomService } from '../domain/room-service.ts';
 import {
+  CONDITIONAL_HEADERS,
   etagOf,
   ifMatchPrecondition,
   ifNoneMatchCondition,
@@ -100,10 +101,7 @@ export const roomRoutes: FastifyPluginAsyncTypebox<RoomRoutesOptions> = async (a
           'A private room the caller may not read is a 403. `If-Match` (a list or `*`, strong comparison) that does not match the current ETag is a 412; then `If-None-Match` (a list or `*`, weak comparison) that matches it gives 304.',
         tags: ['rooms'],
         params: RoomParams,
-        headers: Type.Object({
-          'if-match': Type.Optional(Type.String()),
-          'if-none-match': Type.Optional(Type.String()),
-        }),
+        headers: CONDITIONAL_HEADERS,
         response: {
           200: {
             description: 'The room',
